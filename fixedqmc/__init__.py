@@ -1,0 +1,1 @@
+"""fixedqmc: fixed-point numerics and precision exploration for quantum Monte Carlo."""

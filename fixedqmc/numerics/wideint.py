@@ -1,0 +1,158 @@
+"""Exact 192-bit two's-complement integers for the compiled fixed-point core.
+
+A wide integer is a tuple ``(l0, l1, l2)`` of uint64 limbs, least significant first.  192 bits
+hold every exact intermediate of the fixed-point operations on words of up to 64 bits:
+aligning two operands to the finer of their scales needs at most 64 + 64 + 2 bits (sum of a
+``UQ64.0`` and a ``UQ0.64`` value), a 64 x 64-bit product 128 bits plus sign.
+
+All functions are numba-compiled and work on scalars so that kernels can inline them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+M32 = np.uint64(0xFFFFFFFF)
+U32 = np.uint64(32)
+U64 = np.uint64(64)
+
+_JIT = dict(cache=True, nogil=True)
+
+
+@njit(**_JIT)
+def from_i64(x):
+    """Sign-extend an int64."""
+    fill = M64 if x < 0 else U0
+    return (np.uint64(x), fill, fill)
+
+
+@njit(**_JIT)
+def from_raw(raw, signed):
+    """A raw word as stored in an int64 array: sign-extended if signed, else zero-extended
+    (an unsigned 64-bit word is stored as its bit pattern)."""
+    if signed:
+        return from_i64(raw)
+    return (np.uint64(raw), U0, U0)
+
+
+@njit(**_JIT)
+def add(a, b):
+    s0 = a[0] + b[0]
+    c0 = U1 if s0 < a[0] else U0
+    s1 = a[1] + b[1]
+    c1 = U1 if s1 < a[1] else U0
+    s1c = s1 + c0
+    if s1c < s1:
+        c1 = U1
+    s2 = a[2] + b[2] + c1
+    return (s0, s1c, s2)
+
+
+@njit(**_JIT)
+def neg(a):
+    return add((~a[0], ~a[1], ~a[2]), (U1, U0, U0))
+
+
+@njit(**_JIT)
+def is_negative(a):
+    return (a[2] >> np.uint64(63)) != U0
+
+
+@njit(**_JIT)
+def is_zero(a):
+    return a[0] == U0 and a[1] == U0 and a[2] == U0
+
+
+@njit(**_JIT)
+def shl(a, k):
+    """a * 2**k for 0 <= k < 192 (bits shifted out of 192 are lost)."""
+    a0, a1, a2 = a
+    while k >= 64:
+        a2 = a1
+        a1 = a0
+        a0 = U0
+        k -= 64
+    if k == 0:
+        return (a0, a1, a2)
+    uk = np.uint64(k)
+    rk = np.uint64(64 - k)
+    return (a0 << uk, (a1 << uk) | (a0 >> rk), (a2 << uk) | (a1 >> rk))
+
+
+@njit(**_JIT)
+def sar(a, k):
+    """Arithmetic right shift (floor(a / 2**k)) for 0 <= k < 192."""
+    a0, a1, a2 = a
+    fill = M64 if (a2 >> np.uint64(63)) != U0 else U0
+    while k >= 64:
+        a0 = a1
+        a1 = a2
+        a2 = fill
+        k -= 64
+    if k == 0:
+        return (a0, a1, a2)
+    uk = np.uint64(k)
+    rk = np.uint64(64 - k)
+    return ((a0 >> uk) | (a1 << rk), (a1 >> uk) | (a2 << rk), (a2 >> uk) | (fill << rk))
+
+
+@njit(**_JIT)
+def mul_u64(a, b):
+    """Full 128-bit product of two uint64 values as (lo, hi)."""
+    a_lo = a & M32
+    a_hi = a >> U32
+    b_lo = b & M32
+    b_hi = b >> U32
+    p0 = a_lo * b_lo
+    p1 = a_lo * b_hi
+    p2 = a_hi * b_lo
+    p3 = a_hi * b_hi
+    mid = (p0 >> U32) + (p1 & M32) + (p2 & M32)
+    lo = (p0 & M32) | (mid << U32)
+    hi = p3 + (p1 >> U32) + (p2 >> U32) + (mid >> U32)
+    return lo, hi
+
+
+@njit(**_JIT)
+def mul_raw(ra, sa, rb, sb):
+    """Exact product of two raw words (signedness sa, sb) as a wide integer."""
+    neg_a = sa and ra < 0
+    neg_b = sb and rb < 0
+    ma = U0 - np.uint64(ra) if neg_a else np.uint64(ra)  # magnitude, exact for -2**63
+    mb = U0 - np.uint64(rb) if neg_b else np.uint64(rb)
+    lo, hi = mul_u64(ma, mb)
+    p = (lo, hi, U0)
+    if neg_a != neg_b:
+        return neg(p)
+    return p
+
+
+@njit(**_JIT)
+def fits_signed(a, bits):
+    """True if a lies in [-2**(bits-1), 2**(bits-1) - 1], 1 <= bits <= 192."""
+    t = sar(a, bits - 1)
+    return (t[0] == U0 and t[1] == U0 and t[2] == U0) or (
+        t[0] == M64 and t[1] == M64 and t[2] == M64
+    )
+
+
+@njit(**_JIT)
+def fits_unsigned(a, bits):
+    """True if a lies in [0, 2**bits - 1], 1 <= bits < 192."""
+    t = sar(a, bits)
+    return t[0] == U0 and t[1] == U0 and t[2] == U0
+
+
+@njit(**_JIT)
+def compare(a, b):
+    """Sign of a - b as -1, 0 or 1."""
+    d = add(a, neg(b))
+    if is_negative(d):
+        return -1
+    if is_zero(d):
+        return 0
+    return 1

@@ -1,1 +1,25 @@
-"""fixedqmc: fixed-point numerics and precision exploration for quantum Monte Carlo."""
+"""fixedqmc: fixed-point numerics and precision exploration for quantum Monte Carlo.
+
+The public fixed-point API::
+
+    fmt = fixedqmc.QFormat.parse("Q1.36")
+    x = fixedqmc.Fixed.from_float([0.1, -0.7], fmt)
+    y = fixedqmc.mul(x, x, "Q1.36", rounding="half_even", overflow="saturate")
+    policy = fixedqmc.parse_precision("default=float64,potential=fixed:32")
+"""
+
+from fixedqmc.errors import (FixedOverflowError, FixedQMCError, FormatError, ModeError,
+                             PrecisionSpecError)
+from fixedqmc.numerics.fixed import (Fixed, accumulate, add, cast, compare, fsum, mul, neg, shift,
+                                     sub)
+from fixedqmc.numerics.modes import OVERFLOW_MODES, ROUNDING_MODES
+from fixedqmc.numerics.overflow import OverflowLog, default_log
+from fixedqmc.numerics.policy import Precision, PrecisionPolicy, parse_precision
+from fixedqmc.numerics.qformat import QFormat
+
+__all__ = [
+    "Fixed", "QFormat", "OverflowLog", "default_log", "Precision", "PrecisionPolicy",
+    "parse_precision", "add", "sub", "mul", "neg", "cast", "shift", "compare", "fsum",
+    "accumulate", "ROUNDING_MODES", "OVERFLOW_MODES", "FixedQMCError", "FormatError",
+    "ModeError", "PrecisionSpecError", "FixedOverflowError",
+]

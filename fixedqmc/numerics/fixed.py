@@ -415,7 +415,7 @@ def _accumulate(a, acc, axis, running, initial, rounding, overflow, name, log, s
             out = np.moveaxis(out, -1, axis)
         return Fixed(np.ascontiguousarray(out), fmt)
     out = res.reshape(moved_shape[:-1]) if axis is not None else res.reshape(())
-    return Fixed(np.ascontiguousarray(out), fmt)
+    return Fixed(out.copy(order="C"), fmt)  # (ascontiguousarray would make 0-d arrays 1-d)
 
 
 def fsum(a: Fixed, acc, axis: int | None = None, rounding="half_even", overflow="saturate", *,

@@ -130,26 +130,96 @@ def finish(x, g, signed, word, frac, rnd, ovf, rbits):
 
 
 @njit(**_JIT)
-def add_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
-    """Exact a + b rounded once into the output format."""
+def _fits_i62(r, signed, sh):
+    """True if the raw word r, shifted left by sh, has magnitude below 2**62."""
+    if sh > 61:
+        return r == 0
+    t = r >> np.int64(62 - sh)
+    if signed:
+        return t == 0 or t == -1
+    return t == 0  # an unsigned 64-bit word with the top bit set is negative here
+
+
+@njit(**_JIT)
+def store_i64(n, signed, word, ovf):
+    """``store`` for an exact result that fits int64 (the common, fast case)."""
+    if signed:
+        ok = (n >> np.int64(word - 1)) == 0 or (n >> np.int64(word - 1)) == -1
+    elif word == 64:
+        ok = n >= 0
+    else:
+        ok = (n >> np.int64(word)) == 0
+    if ok:
+        return n, 0
+    return store(W.from_i64(n), signed, word, ovf)
+
+
+@njit(**_JIT)
+def finish_i64(s, k, signed, word, rnd, ovf, rbits):
+    """Round ``s * 2**-k`` (|s| < 2**62, 0 <= k <= 63) to an integer and store it."""
+    if k == 0:
+        return store_i64(s, signed, word, ovf)
+    n = s >> np.int64(k)
+    t64 = np.uint64(s) << np.uint64(64 - k)
+    if round_up(rnd, n < 0, (n & 1) != 0, t64, False, rbits):
+        n += 1
+    return store_i64(n, signed, word, ovf)
+
+
+@njit(**_JIT)
+def _add_sub(ra, sa, fa, rb, sb, fb, negate_b, so, wo, fo, rnd, ovf, rbits):
     g = max(fa, fb)
+    k = g - fo
+    if 0 <= k <= 63 and _fits_i62(ra, sa, g - fa) and _fits_i62(rb, sb, g - fb):
+        xa = ra << np.int64(g - fa)
+        xb = rb << np.int64(g - fb)
+        return finish_i64(xa - xb if negate_b else xa + xb, k, so, wo, rnd, ovf, rbits)
     xa = W.shl(W.from_raw(ra, sa), g - fa)
     xb = W.shl(W.from_raw(rb, sb), g - fb)
+    if negate_b:
+        xb = W.neg(xb)
     return finish(W.add(xa, xb), g, so, wo, fo, rnd, ovf, rbits)
+
+
+@njit(**_JIT)
+def add_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
+    """Exact a + b rounded once into the output format."""
+    return _add_sub(ra, sa, fa, rb, sb, fb, False, so, wo, fo, rnd, ovf, rbits)
 
 
 @njit(**_JIT)
 def sub_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     """Exact a - b rounded once into the output format."""
-    g = max(fa, fb)
-    xa = W.shl(W.from_raw(ra, sa), g - fa)
-    xb = W.shl(W.from_raw(rb, sb), g - fb)
-    return finish(W.add(xa, W.neg(xb)), g, so, wo, fo, rnd, ovf, rbits)
+    return _add_sub(ra, sa, fa, rb, sb, fb, True, so, wo, fo, rnd, ovf, rbits)
 
 
 @njit(**_JIT)
 def mul_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     """Exact a * b rounded once into the output format."""
+    k = fa + fb - fo
+    big_a = (not sa) and ra < 0  # unsigned 64-bit word >= 2**63
+    big_b = (not sb) and rb < 0
+    if 0 < k <= 63 and not big_a and not big_b:
+        # signed 128-bit product (lo, hi) from the unsigned one
+        ua = np.uint64(ra)
+        ub = np.uint64(rb)
+        lo, uhi = W.mul_u64(ua, ub)
+        if ra < 0:
+            uhi -= ub
+        if rb < 0:
+            uhi -= ua
+        uk = np.uint64(k)
+        n_lo = (lo >> uk) | (uhi << np.uint64(64 - k))
+        n_hi = np.int64(uhi) >> np.int64(k)
+        t64 = lo << np.uint64(64 - k)
+        if round_up(rnd, n_hi < 0, (n_lo & W.U1) != W.U0, t64, False, rbits):
+            n_lo += W.U1
+            if n_lo == W.U0:
+                n_hi += 1
+        if n_hi == (np.int64(n_lo) >> np.int64(63)):
+            return store_i64(np.int64(n_lo), so, wo, ovf)
+        fill = W.M64 if n_hi < 0 else W.U0
+        return store((n_lo, np.uint64(n_hi), fill), so, wo, ovf)
     return finish(W.mul_raw(ra, sa, rb, sb), fa + fb, so, wo, fo, rnd, ovf, rbits)
 
 
@@ -194,9 +264,9 @@ def _float_int_to_wide(v):
     neg = v < 0.0
     a = -v if neg else v
     two64 = 18446744073709551616.0
-    l2 = math.floor(a / (two64 * two64))
+    l2 = np.floor(a / (two64 * two64))
     a -= l2 * two64 * two64
-    l1 = math.floor(a / two64)
+    l1 = np.floor(a / two64)
     a -= l1 * two64
     x = (np.uint64(a), np.uint64(l1), np.uint64(l2))
     return W.neg(x) if neg else x
@@ -204,15 +274,33 @@ def _float_int_to_wide(v):
 
 @njit(**_JIT)
 def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
-    """Round a finite float64 exactly to the output format."""
+    """Round a finite float64 exactly to the output format.
+
+    The scaled value y = v * 2**fo is split on its magnitude m = |y| = nm + fm (both parts
+    exact in float64).  For y < 0 the floor is -nm - 1 and the dropped fraction 1 - fm, whose
+    top 64 bits are 2**64 - ceil(fm * 2**64).
+    """
     y = math.ldexp(v, fo)  # exact scaling by a power of two
     if abs(y) >= 2.0**180:
         # Far outside every format: keep the sign; such a float has no bits below 2**64.
         y = math.copysign(2.0**180, y)
-    n = math.floor(y)
-    f = y - n  # exact, in [0, 1)
-    t64 = np.uint64(math.ldexp(f, 64))
-    x = _float_int_to_wide(n)
-    if round_up(rnd, n < 0.0, (x[0] & W.U1) != W.U0, t64, False, rbits):
+    m = abs(y)
+    nm = np.floor(m)
+    q = math.ldexp(m - nm, 64)  # dropped fraction of m, scaled by 2**64 (exact, < 2**64)
+    if y >= 0.0:
+        x = _float_int_to_wide(nm)
+        fq = np.floor(q)
+        t64 = np.uint64(fq)
+        rest = fq != q
+    elif q > 0.0:
+        x = W.add(_float_int_to_wide(-nm), (W.M64, W.M64, W.M64))  # -nm - 1
+        cq = np.ceil(q)
+        t64 = W.U0 - np.uint64(cq)
+        rest = cq != q
+    else:
+        x = _float_int_to_wide(-nm)
+        t64 = W.U0
+        rest = False
+    if round_up(rnd, y < 0.0, (x[0] & W.U1) != W.U0, t64, rest, rbits):
         x = W.add(x, (W.U1, W.U0, W.U0))
     return store(x, so, wo, ovf)

@@ -1,0 +1,193 @@
+"""Precision policy: one spec string sets the number format of every kernel variable.
+
+Grammar (whitespace ignored)::
+
+    spec      := item ("," item)*
+    item      := [target "="] precision
+    target    := "default" | kernel | kernel "." variable
+    precision := "float64" | "float32"
+               | "fixed:" (qformat | word_bits) [":" rounding [":" overflow]]
+
+Examples: ``float64``; ``float32``; ``fixed:Q1.36``; ``fixed:fxp-s38/36``; ``fixed:38``
+(38-bit words everywhere, each variable's integer bits from its declared or profiled range);
+``default=float64,potential=fixed:32,wavefunction=float32``;
+``potential=fixed:40:floor:wrap,potential.u=fixed:UQ0.32``.  An item without a target sets the
+default.  Rounding defaults to ``half_even`` and overflow to ``saturate``.
+
+The same string works on the command line (``--precision``), in TOML input files and in the
+Python API (:func:`parse_precision`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from fixedqmc.errors import FixedQMCError, FormatError, PrecisionSpecError
+from fixedqmc.numerics.modes import overflow_code, rounding_code
+from fixedqmc.numerics.qformat import MAX_WORD_BITS, QFormat
+
+_TARGET_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """How one kernel or variable computes: ``kind`` is float64, float32 or fixed; a fixed
+    precision has either an explicit ``fmt`` or a ``word_bits`` width."""
+
+    kind: str
+    fmt: QFormat | None = None
+    word_bits: int | None = None
+    rounding: str = "half_even"
+    overflow: str = "saturate"
+
+    def __str__(self) -> str:
+        if self.kind != "fixed":
+            return self.kind
+        core = str(self.fmt) if self.fmt is not None else str(self.word_bits)
+        return f"fixed:{core}:{self.rounding}:{self.overflow}"
+
+
+def parse_precision_item(text: str) -> Precision:
+    """Parse one precision such as ``float32`` or ``fixed:Q1.36:floor``."""
+    t = text.strip()
+    if t in ("float64", "float32"):
+        return Precision(t)
+    if not t.startswith("fixed:"):
+        raise PrecisionSpecError(
+            f"unknown precision {t!r}; allowed: 'float64', 'float32', 'fixed:<format>' "
+            "(e.g. fixed:Q1.36, fixed:fxp-s38/36) or 'fixed:<word bits>' (e.g. fixed:38), "
+            "optionally followed by ':<rounding>[:<overflow>]'"
+        )
+    parts = t[len("fixed:"):].split(":")
+    if len(parts) > 3 or not parts[0]:
+        raise PrecisionSpecError(
+            f"malformed fixed precision {t!r}; expected fixed:<format|bits>[:<rounding>[:<overflow>]]"
+        )
+    rounding = parts[1] if len(parts) > 1 else "half_even"
+    overflow = parts[2] if len(parts) > 2 else "saturate"
+    rounding_code(rounding)
+    overflow_code(overflow)
+    core = parts[0]
+    if core.isdigit():
+        bits = int(core)
+        if not 1 <= bits <= MAX_WORD_BITS:
+            raise PrecisionSpecError(
+                f"word width {bits} in {t!r} is out of range; allowed 1..{MAX_WORD_BITS} bits"
+            )
+        return Precision("fixed", word_bits=bits, rounding=rounding, overflow=overflow)
+    try:
+        fmt = QFormat.parse(core)
+    except FormatError as exc:
+        raise PrecisionSpecError(f"in precision {t!r}: {exc}") from None
+    return Precision("fixed", fmt=fmt, rounding=rounding, overflow=overflow)
+
+
+@dataclass(frozen=True)
+class PrecisionPolicy:
+    """A parsed precision spec: a default plus per-kernel and per-variable overrides."""
+
+    default: Precision = Precision("float64")
+    kernels: dict = field(default_factory=dict)
+    variables: dict = field(default_factory=dict)  # (kernel, variable) -> Precision
+
+    def for_kernel(self, kernel: str) -> Precision:
+        """The precision of a kernel (its override, else the default)."""
+        return self.kernels.get(kernel, self.default)
+
+    def for_variable(self, kernel: str, variable: str) -> Precision:
+        return self.variables.get((kernel, variable), self.for_kernel(kernel))
+
+    def check_kernels(self, known: dict) -> None:
+        """Raise if the spec names a kernel or variable the system does not have.
+
+        ``known`` maps kernel name -> iterable of variable names.
+        """
+        for k in self.kernels:
+            if k not in known:
+                raise PrecisionSpecError(
+                    f"precision spec names kernel {k!r}; this system has: {', '.join(sorted(known))}"
+                )
+        for k, v in self.variables:
+            if k not in known:
+                raise PrecisionSpecError(
+                    f"precision spec names kernel {k!r}; this system has: {', '.join(sorted(known))}"
+                )
+            if v not in known[k]:
+                raise PrecisionSpecError(
+                    f"precision spec names variable {k}.{v}; kernel {k!r} has: "
+                    f"{', '.join(known[k])}"
+                )
+
+    def __str__(self) -> str:
+        items = [f"default={self.default}"]
+        items += [f"{k}={p}" for k, p in sorted(self.kernels.items())]
+        items += [f"{k}.{v}={p}" for (k, v), p in sorted(self.variables.items())]
+        return ",".join(items)
+
+
+def parse_precision(spec: "str | PrecisionPolicy") -> PrecisionPolicy:
+    """Parse a precision spec string (see module docstring)."""
+    if isinstance(spec, PrecisionPolicy):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise PrecisionSpecError(f"a precision spec must be a non-empty string, got {spec!r}")
+    default = None
+    kernels: dict = {}
+    variables: dict = {}
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            raise PrecisionSpecError(f"empty item in precision spec {spec!r}")
+        if "=" in item:
+            target, _, prec_text = item.partition("=")
+            target = target.strip()
+            if not _TARGET_RE.match(target):
+                raise PrecisionSpecError(
+                    f"bad target {target!r} in precision spec; expected 'default', a kernel "
+                    "name or 'kernel.variable'"
+                )
+        else:
+            target, prec_text = "default", item
+        prec = parse_precision_item(prec_text)
+        if target == "default":
+            if default is not None:
+                raise PrecisionSpecError(f"precision spec {spec!r} sets the default twice")
+            default = prec
+        elif "." in target:
+            k, v = target.split(".")
+            if prec.kind != "fixed":
+                raise PrecisionSpecError(
+                    f"{target}={prec_text}: a single variable can only be given a fixed format; "
+                    "set float precisions per kernel"
+                )
+            variables[(k, v)] = prec
+        else:
+            if target in kernels:
+                raise PrecisionSpecError(f"precision spec {spec!r} sets kernel {target!r} twice")
+            kernels[target] = prec
+    return PrecisionPolicy(default or Precision("float64"), kernels, variables)
+
+
+def int_bits_for(lo: float, hi: float, signed: bool) -> int:
+    """Integer bits (sign not counted) so that [lo, hi] fits: max |x| < 2**int_bits."""
+    m = max(abs(lo), abs(hi))
+    if not math.isfinite(m):
+        raise FixedQMCError(f"range [{lo}, {hi}] is not finite; cannot size a fixed format")
+    if m < 1.0:
+        return 0
+    return math.floor(math.log2(m)) + 1
+
+
+def format_for_range(lo: float, hi: float, word_bits: int, name: str = "variable") -> QFormat:
+    """The format of ``word_bits`` bits with the fewest integer bits that holds [lo, hi]
+    (unsigned if lo >= 0), so all remaining bits are fractional."""
+    signed = lo < 0
+    ib = int_bits_for(lo, hi, signed)
+    if ib + int(signed) > word_bits:
+        raise FormatError(
+            f"{name}: range [{lo:g}, {hi:g}] needs {ib + int(signed)} integer/sign bits, more "
+            f"than the {word_bits}-bit word"
+        )
+    return QFormat.from_word(word_bits, ib, signed)

@@ -1,0 +1,38 @@
+"""Shared hypothesis strategies for fixed-point tests."""
+
+from hypothesis import strategies as st
+
+from fixedqmc.numerics.modes import OVERFLOW_MODES, ROUNDING_MODES
+from fixedqmc.numerics.qformat import QFormat
+
+rounding_modes = st.sampled_from(ROUNDING_MODES)
+deterministic_rounding = st.sampled_from([m for m in ROUNDING_MODES if m != "stochastic"])
+overflow_modes = st.sampled_from([m for m in OVERFLOW_MODES if m != "raise"])
+
+
+@st.composite
+def qformats(draw, max_word=64, signed=None, min_word=1):
+    """Any valid format: signed or unsigned, word 1..max_word bits, any int/frac split.
+
+    Biased towards the edges: 64-bit words, all-integer and all-fraction formats."""
+    s = draw(st.booleans()) if signed is None else signed
+    lo = max(min_word, 2 if s else 1)
+    word = draw(st.one_of(st.integers(lo, max_word), st.sampled_from([lo, max_word])))
+    magnitude = word - int(s)
+    ib = draw(st.one_of(st.integers(0, magnitude), st.sampled_from([0, magnitude])))
+    return QFormat(s, ib, magnitude - ib)
+
+
+@st.composite
+def raw_words(draw, fmt: QFormat):
+    """A raw word of fmt as a Python int, biased to min, max, 0, +-1 and the tie patterns."""
+    edges = [fmt.min_raw, fmt.max_raw, 0, min(1, fmt.max_raw), max(-1, fmt.min_raw)]
+    return draw(st.one_of(st.integers(fmt.min_raw, fmt.max_raw), st.sampled_from(edges)))
+
+
+@st.composite
+def fixed_operands(draw, n_min=1, n_max=8, **fmt_kwargs):
+    """(format, list of raw words) for one operand array."""
+    fmt = draw(qformats(**fmt_kwargs))
+    words = draw(st.lists(raw_words(fmt), min_size=n_min, max_size=n_max))
+    return fmt, words

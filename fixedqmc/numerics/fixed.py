@@ -25,13 +25,29 @@ from fixedqmc.numerics.overflow import OverflowLog, default_log
 from fixedqmc.numerics.qformat import QFormat
 
 _PAR = dict(parallel=True, cache=True, nogil=True)
+_SER = dict(cache=True, nogil=True)
+
+#: Arrays smaller than this run on one thread: waking the thread pool costs more.
+PARALLEL_MIN_SIZE = 16384
+
+
+class _Kernel:
+    """A kernel compiled twice, parallel and serial; the call picks one by problem size.
+    Both give identical results (element results never depend on the schedule)."""
+
+    def __init__(self, fn):
+        self.parallel = njit(**_PAR)(fn)
+        self.serial = njit(**_SER)(fn)
+
+    def __call__(self, size, *args):
+        return (self.parallel if size >= PARALLEL_MIN_SIZE else self.serial)(*args)
 
 _ADD, _SUB, _MUL = 0, 1, 2
 _CAST, _NEG, _SHIFT = 0, 1, 2
 
 
 # --------------------------------------------------------------------------- kernels --
-@njit(**_PAR)
+@_Kernel
 def _binary_kernel(op, ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, seed, out, flags):
     events = 0
     for i in prange(ra.size):
@@ -49,7 +65,7 @@ def _binary_kernel(op, ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, seed, out, 
     return events
 
 
-@njit(**_PAR)
+@_Kernel
 def _unary_kernel(op, ra, sa, fa, n, so, wo, fo, rnd, ovf, seed, out, flags):
     events = 0
     for i in prange(ra.size):
@@ -67,7 +83,7 @@ def _unary_kernel(op, ra, sa, fa, n, so, wo, fo, rnd, ovf, seed, out, flags):
     return events
 
 
-@njit(**_PAR)
+@_Kernel
 def _from_float_kernel(x, so, wo, fo, rnd, ovf, seed, out, flags):
     events = 0
     for i in prange(x.size):
@@ -80,13 +96,13 @@ def _from_float_kernel(x, so, wo, fo, rnd, ovf, seed, out, flags):
     return events
 
 
-@njit(**_PAR)
+@_Kernel
 def _compare_kernel(ra, sa, fa, rb, sb, fb, out):
     for i in prange(ra.size):
         out[i] = Q.compare_raw(ra[i], sa, fa, rb[i], sb, fb)
 
 
-@njit(**_PAR)
+@_Kernel
 def _to_float_kernel(ra, signed, frac, out):
     scale = 2.0 ** -frac
     for i in prange(ra.size):
@@ -97,7 +113,7 @@ def _to_float_kernel(ra, signed, frac, out):
         out[i] = v * scale
 
 
-@njit(**_PAR)
+@_Kernel
 def _accumulate_kernel(ra, sa, fa, so, wo, fo, rnd, ovf, seed, init, running, out, flags):
     """Sequential accumulation along axis 1 of ``ra`` (rows in parallel): acc <- acc + a,
     rounded and overflow-handled into the accumulator format at every step."""
@@ -165,7 +181,7 @@ class Fixed:
         rnd, ovf = rounding_code(rounding), overflow_code(overflow)
         out = np.empty(flat.size, np.int64)
         flags = np.zeros(flat.size if ovf == RAISE else 0, np.uint8)
-        ev = _from_float_kernel(flat, fmt.signed, fmt.word_bits, fmt.frac_bits, rnd, ovf,
+        ev = _from_float_kernel(flat.size, flat, fmt.signed, fmt.word_bits, fmt.frac_bits, rnd, ovf,
                                 np.uint64(seed), out, flags)
         _report(ev, flags, name, fmt, overflow, flat.size, log, lambda i: flat[i])
         return cls(out.reshape(arr.shape), fmt)
@@ -243,7 +259,7 @@ class Fixed:
         """Values as float64 (correctly rounded for words wider than 53 bits)."""
         flat = np.ascontiguousarray(self._raw).ravel()
         out = np.empty(flat.size, np.float64)
-        _to_float_kernel(flat, self.fmt.signed, self.fmt.frac_bits, out)
+        _to_float_kernel(flat.size, flat, self.fmt.signed, self.fmt.frac_bits, out)
         return out.reshape(self.shape)
 
     def __array__(self, dtype=None, copy=None):
@@ -304,7 +320,7 @@ def _binary(op, opname, a, b, out, rounding, overflow, name, log, seed) -> Fixed
     ra, rb = np.ascontiguousarray(ra).ravel(), np.ascontiguousarray(rb).ravel()
     res = np.empty(ra.size, np.int64)
     flags = np.zeros(ra.size if ovf == RAISE else 0, np.uint8)
-    ev = _binary_kernel(op, ra, a.fmt.signed, a.fmt.frac_bits, rb, b.fmt.signed, b.fmt.frac_bits,
+    ev = _binary_kernel(ra.size, op, ra, a.fmt.signed, a.fmt.frac_bits, rb, b.fmt.signed, b.fmt.frac_bits,
                         fmt.signed, fmt.word_bits, fmt.frac_bits, rnd, ovf, np.uint64(seed), res, flags)
     sym = {"add": "+", "sub": "-", "mul": "*"}[opname]
     _report(ev, flags, name or opname, fmt, overflow, ra.size, log,
@@ -338,7 +354,7 @@ def _unary(op, opname, a, n, out, rounding, overflow, name, log, seed) -> Fixed:
     ra = np.ascontiguousarray(a.raw).ravel()
     res = np.empty(ra.size, np.int64)
     flags = np.zeros(ra.size if ovf == RAISE else 0, np.uint8)
-    ev = _unary_kernel(op, ra, a.fmt.signed, a.fmt.frac_bits, n, fmt.signed, fmt.word_bits,
+    ev = _unary_kernel(ra.size, op, ra, a.fmt.signed, a.fmt.frac_bits, n, fmt.signed, fmt.word_bits,
                        fmt.frac_bits, rnd, ovf, np.uint64(seed), res, flags)
     _report(ev, flags, name or opname, fmt, overflow, ra.size, log,
             lambda i: Fixed.from_raw(ra[i:i+1], a.fmt).to_float()[0])
@@ -373,7 +389,7 @@ def compare(a: Fixed, b: Fixed) -> np.ndarray:
     shape = ra.shape
     ra, rb = np.ascontiguousarray(ra).ravel(), np.ascontiguousarray(rb).ravel()
     res = np.empty(ra.size, np.int8)
-    _compare_kernel(ra, a.fmt.signed, a.fmt.frac_bits, rb, b.fmt.signed, b.fmt.frac_bits, res)
+    _compare_kernel(ra.size, ra, a.fmt.signed, a.fmt.frac_bits, rb, b.fmt.signed, b.fmt.frac_bits, res)
     return res.reshape(shape)
 
 
@@ -404,7 +420,7 @@ def _accumulate(a, acc, axis, running, initial, rounding, overflow, name, log, s
     if n == 0:
         res[:] = init
     flags = np.zeros(raw.size if ovf == RAISE else 0, np.uint8)
-    ev = _accumulate_kernel(raw, a.fmt.signed, a.fmt.frac_bits, fmt.signed, fmt.word_bits,
+    ev = _accumulate_kernel(raw.size, raw, a.fmt.signed, a.fmt.frac_bits, fmt.signed, fmt.word_bits,
                             fmt.frac_bits, rnd, ovf, np.uint64(seed), np.int64(init), running,
                             res, flags)
     _report(ev, flags, name or ("accumulate" if running else "sum"), fmt, overflow, raw.size,

@@ -1,0 +1,252 @@
+"""HAQMC coefficient files of a two-region table (seed 002, Appendix "Part 1").
+
+A table folder holds:
+
+* ``fa.dat``, ``fb.dat``, ``fc.dat``: region I coefficients a, b, c (``n1`` lines each);
+* ``faII.dat``, ``fbII.dat``, ``fcII.dat``: region II (``n_seg*n_bin`` lines each, flat index
+  ``j*n_bin + m``);
+* ``table.json``: sigma, s_min, s_max (s = r**2 units), transforms, offsets, scales, the bin
+  layout, coef_format, the function name and the package version;
+* with a ``coef_format``: ``fa.hex`` ... ``fcII.hex``, ROM images for ``$readmemh`` (one word
+  per line, ``ceil(word_bits/4)`` hex digits, the two's complement bit pattern).
+
+``.dat`` lines are the float64 coefficients written with ``repr`` (shortest exact round trip)
+or, for a quantized table, the exact decimal value of each fixed-point word; the ``.hex``
+files are then the source of the words and must agree with the ``.dat`` values.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fixedqmc.numerics.fixed import Fixed
+from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.tables.error_bounds import REGION_NAMES, error_report
+from fixedqmc.tables.two_region import (
+    COEF_NAMES,
+    REGIONS,
+    PairFunction,
+    TableError,
+    TwoRegionTable,
+    check_power_of_two,
+    check_segments,
+)
+
+FILE_STEMS = {"a1": "fa", "b1": "fb", "c1": "fc", "a2": "faII", "b2": "fbII", "c2": "fcII"}
+SIDECAR = "table.json"
+LAYOUT = "fixedqmc-two-region-table"
+LAYOUT_VERSION = 1
+_SIDECAR_KEYS = ("name", "s_min", "sigma", "s_max", "transform", "offset", "scale", "n1",
+                 "n_seg", "n_bin", "coef_format")
+
+
+def package_version() -> str:
+    """Installed fixedqmc version, or ``"unknown"`` when not installed."""
+    try:
+        return metadata.version("fixedqmc")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# --------------------------------------------------------------------------- writing --
+def write_table(table: TwoRegionTable, folder) -> Path:
+    """Write ``table`` into ``folder`` (created if needed) in the layout of the module
+    docstring; returns the folder path.  Existing files of the same names are replaced."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for key in COEF_NAMES:
+        lines = _dat_lines(table, key)
+        (folder / f"{FILE_STEMS[key]}.dat").write_text("".join(f"{x}\n" for x in lines))
+        if table.quantized is not None:
+            (folder / f"{FILE_STEMS[key]}.hex").write_text(_hex_text(table.quantized[key]))
+    sidecar = {"layout": LAYOUT, "layout_version": LAYOUT_VERSION,
+               "package_version": package_version()}
+    sidecar.update({k: getattr(table, k) for k in _SIDECAR_KEYS})
+    sidecar["files"] = {k: f"{FILE_STEMS[k]}.dat" for k in COEF_NAMES}
+    sidecar["hex_files"] = None if table.quantized is None else {
+        k: f"{FILE_STEMS[k]}.hex" for k in COEF_NAMES}
+    (folder / SIDECAR).write_text(json.dumps(sidecar, indent=2) + "\n")
+    return folder
+
+
+def _dat_lines(table: TwoRegionTable, key: str) -> list[str]:
+    if table.quantized is None:
+        return [repr(float(x)) for x in getattr(table, key)]
+    frac = table.quantized[key].fmt.frac_bits
+    return [_exact_decimal(w, frac) for w in table.quantized[key].to_ints()]
+
+
+def _exact_decimal(word: int, frac_bits: int) -> str:
+    """Exact decimal of ``word * 2**-frac_bits`` (a dyadic rational has a finite expansion)."""
+    sign, word = ("-" if word < 0 else ""), abs(word)
+    digits = str(word * 5**frac_bits).rjust(frac_bits + 1, "0")  # = value * 10**frac_bits
+    whole, frac = digits[:len(digits) - frac_bits], digits[len(digits) - frac_bits:].rstrip("0")
+    return f"{sign}{whole}.{frac or '0'}"
+
+
+def _hex_digits(fmt: QFormat) -> int:
+    return -(-fmt.word_bits // 4)
+
+
+def _hex_text(words: Fixed) -> str:
+    width = _hex_digits(words.fmt)
+    return "".join(f"{int(b):0{width}x}\n" for b in words.bits())
+
+
+# --------------------------------------------------------------------------- reading --
+def read_table(folder) -> TwoRegionTable:
+    """Read a table written by :func:`write_table`, bit-identical to the one written.
+
+    A missing, truncated, mis-sized or non-numeric file raises a :class:`TableError`
+    (``ValueError``) naming the file and, for a bad line, its line number.
+    """
+    folder = Path(folder)
+    meta = _read_sidecar(folder / SIDECAR)
+    sizes = {k: meta["n1"] if k.endswith("1") else meta["n_seg"] * meta["n_bin"]
+             for k in COEF_NAMES}
+    coefs = {k: _read_dat(folder / f"{FILE_STEMS[k]}.dat", sizes[k]) for k in COEF_NAMES}
+    quantized = None
+    if meta["coef_format"] is not None:
+        fmt = QFormat.parse(meta["coef_format"])
+        quantized = {k: _read_hex(folder / f"{FILE_STEMS[k]}.hex", sizes[k], fmt)
+                     for k in COEF_NAMES}
+        for k in COEF_NAMES:
+            _check_agree(folder / f"{FILE_STEMS[k]}.dat", coefs[k], quantized[k])
+            coefs[k] = quantized[k].to_float()
+    fields = {k: meta[k] for k in _SIDECAR_KEYS}
+    fields["transform"], fields["offset"], fields["scale"] = (
+        tuple(meta[k]) for k in ("transform", "offset", "scale"))
+    try:
+        return TwoRegionTable(**fields, **coefs, quantized=quantized)
+    except TableError as err:
+        raise TableError(f"{folder / SIDECAR}: {err}") from err
+
+
+def _read_sidecar(path: Path) -> dict:
+    try:
+        meta = json.loads(_read_text(path))
+    except json.JSONDecodeError as err:
+        raise TableError(f"{path}: not valid JSON (line {err.lineno}): {err.msg}") from None
+    if not isinstance(meta, dict) or meta.get("layout") != LAYOUT:
+        raise TableError(f"{path}: not a two-region table sidecar (layout must be {LAYOUT!r})")
+    missing = [k for k in _SIDECAR_KEYS if k not in meta]
+    if missing:
+        raise TableError(f"{path}: missing key(s) {', '.join(missing)}")
+    try:
+        check_power_of_two("n1", meta["n1"]), check_segments(meta["n_seg"])
+        check_power_of_two("n_bin", meta["n_bin"])
+    except TableError as err:
+        raise TableError(f"{path}: {err}") from None
+    for key in ("transform", "offset", "scale"):
+        if not isinstance(meta[key], list):
+            raise TableError(f"{path}: {key} must be a list of two values, got {meta[key]!r}")
+    if meta["coef_format"] is not None:
+        try:
+            QFormat.parse(meta["coef_format"])
+        except ValueError as err:
+            raise TableError(f"{path}: coef_format: {err}") from None
+    return meta
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise TableError(f"{path}: file not found") from None
+    except UnicodeDecodeError as err:
+        raise TableError(f"{path}: not a text file ({err.reason})") from None
+
+
+def _lines(path: Path, expected: int) -> list[str]:
+    """The ``expected`` non-empty lines of a one-value-per-line file (a final newline is
+    optional); a missing, blank or extra line is an error naming file and line number."""
+    lines = _read_text(path).splitlines()
+    for i, line in enumerate(lines[:expected], start=1):
+        if not line.strip():
+            raise TableError(f"{path}, line {i}: empty line (expected {expected} values)")
+    if len(lines) < expected:
+        raise TableError(f"{path}, line {len(lines) + 1}: file ends after {len(lines)} lines; "
+                         f"expected {expected} values (truncated?)")
+    extra = [i for i, line in enumerate(lines[expected:], start=expected + 1) if line.strip()]
+    if extra:
+        raise TableError(f"{path}, line {extra[0]}: unexpected value after the {expected} "
+                         f"expected (mis-sized file?)")
+    return [line.strip() for line in lines[:expected]]
+
+
+def _read_dat(path: Path, expected: int) -> np.ndarray:
+    out = np.empty(expected)
+    for i, text in enumerate(_lines(path, expected)):
+        try:
+            out[i] = float(text)
+        except ValueError:
+            raise TableError(f"{path}, line {i + 1}: {text!r} is not a number") from None
+        if not np.isfinite(out[i]):
+            raise TableError(f"{path}, line {i + 1}: {text!r} is not finite")
+    return out
+
+
+def _read_hex(path: Path, expected: int, fmt: QFormat) -> Fixed:
+    width = _hex_digits(fmt)
+    words = []
+    for i, text in enumerate(_lines(path, expected), start=1):
+        try:
+            bits = int(text, 16) if len(text) == width else -1
+        except ValueError:
+            bits = -1
+        if not 0 <= bits < 1 << fmt.word_bits:
+            raise TableError(f"{path}, line {i}: {text!r} is not a {fmt.word_bits}-bit word of "
+                             f"{width} hex digits ({fmt})")
+        words.append(bits - (1 << fmt.word_bits) if fmt.signed and bits >> (fmt.word_bits - 1)
+                     else bits)
+    return Fixed.from_raw(np.array(words, dtype=object), fmt)
+
+
+def _check_agree(path: Path, values: np.ndarray, words: Fixed) -> None:
+    differ = values.view(np.uint64) != words.to_float().view(np.uint64)
+    if differ.any():
+        i = int(np.argmax(differ))
+        raise TableError(f"{path}, line {i + 1}: {float(values[i])!r} differs from the word "
+                         f"{words.to_ints()[i]} ({float(words.to_float()[i])!r}) in "
+                         f"{path.with_suffix('.hex').name}")
+
+
+# ---------------------------------------------------------------------------- check --
+def check_table(folder, func: PairFunction | None = None, tolerance: float | None = None
+                ) -> tuple[pd.DataFrame, bool]:
+    """Read and check a table folder; returns ``(report, ok)``.
+
+    With ``func`` (f(r), vectorised): the :func:`~fixedqmc.tables.error_bounds.error_report`;
+    ``ok`` when every bin is within its bound and, if ``tolerance`` is given, the largest
+    absolute error in f units is <= ``tolerance``.  Without ``func``: per region the bin count,
+    coefficient ranges and ``max_jump`` (largest mismatch in f units between the end of a bin
+    and the start of the next, a continuity check); ``ok`` when ``max_jump <= tolerance`` (or
+    always, without tolerance).  Unreadable files raise a :class:`TableError`.
+    """
+    table = read_table(folder)
+    if func is not None:
+        report = error_report(table, func)
+        ok = bool(report["within_bound"].all())
+        if tolerance is not None:
+            ok = ok and bool((report["max_abs_err"] <= tolerance).all())
+        return report, ok
+    report = pd.DataFrame([_structure_row(table, r) for r in REGIONS]).set_index("region")
+    ok = tolerance is None or bool((report["max_jump"] <= tolerance).all())
+    return report, ok
+
+
+def _structure_row(table: TwoRegionTable, region: int) -> dict:
+    s0, _ = table.bin_spans(region)
+    a, b, c = (x[np.argsort(s0, kind="stable")] for x in table.coefficients(region))
+    reg = np.full(a.size - 1, region)  # bins in order of s: compare each end with the next start
+    jumps = np.abs(table.unscale(reg, (a + b + c)[:-1]) - table.unscale(reg, a[1:]))
+    return {"region": REGION_NAMES[region], "bins": a.size,
+            "transform": table.transform[region - 1],
+            "coef_format": table.coef_format, "a_min": a.min(), "a_max": a.max(),
+            "b_min": b.min(), "b_max": b.max(), "c_min": c.min(), "c_max": c.max(),
+            "max_jump": float(jumps.max()) if jumps.size else 0.0}

@@ -1,0 +1,1 @@
+"""Physical systems: Hamiltonians and trial wave functions."""

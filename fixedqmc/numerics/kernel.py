@@ -42,7 +42,9 @@ import numpy as np
 from numba import njit
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
+from llvmlite import ir
+from numba.extending import (NativeValue, intrinsic, models, overload, register_model,
+                             typeof_impl, unbox)
 
 from fixedqmc.errors import FixedOverflowError, FixedQMCError
 from fixedqmc.numerics import quantize as Q
@@ -252,10 +254,31 @@ def chunk_bounds(ctx, n, k):
     return (n * k) // N_CHUNKS, (n * (k + 1)) // N_CHUNKS
 
 
+@intrinsic
+def _bump(typingctx, address, index):
+    """Add one to the int64 at ``address`` + 8 * ``index`` (a chunk's private event row).
+
+    Element contexts carry the row's address rather than the array so that the inner loop
+    does no reference counting."""
+    sig = types.void(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        addr, idx = args
+        i64 = ir.IntType(64)
+        ptr = builder.gep(builder.inttoptr(addr, i64.as_pointer()), [idx])
+        builder.store(builder.add(builder.load(ptr), ir.Constant(i64, 1)), ptr)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @overload(chunk)
 def _chunk(ctx, k):
     if _is_fixed(ctx):
-        return lambda ctx, k: (ctx[0], ctx[1][k], ctx[2], np.int64(0))
+        def impl(ctx, k):
+            row = ctx[1][k]
+            return (ctx[0], np.int64(row.ctypes.data), ctx[2], np.int64(0))
+        return impl
     return lambda ctx, k: ctx
 
 
@@ -293,7 +316,7 @@ def _const(e, x, v):
             rb = _random(e, v) if stochastic else np.uint64(0)
             r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
             if ev:
-                e[1][v] += 1
+                _bump(e[1], v)
             return (r, v)
         return impl
     dt = e
@@ -315,7 +338,7 @@ def _binary_overload(name, raw_op, float_op):
             rb = _random(e, v) if stochastic else np.uint64(0)
             r, ev = raw_op(x[0], sa, fa, y[0], sb, fb, so, wo, fo, rnd, ovf, rb)
             if ev:
-                e[1][v] += 1
+                _bump(e[1], v)
             return (r, v)
         return impl
     return ol

@@ -18,7 +18,7 @@ from numba import njit
 from fixedqmc.numerics import wideint as W
 from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, STOCHASTIC, WRAP, ZERO
 
-_JIT = dict(cache=True, nogil=True)
+_JIT = dict(nogil=True)
 _U63 = np.uint64(63)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -200,14 +200,7 @@ def mul_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     big_a = (not sa) and ra < 0  # unsigned 64-bit word >= 2**63
     big_b = (not sb) and rb < 0
     if 0 < k <= 63 and not big_a and not big_b:
-        # signed 128-bit product (lo, hi) from the unsigned one
-        ua = np.uint64(ra)
-        ub = np.uint64(rb)
-        lo, uhi = W.mul_u64(ua, ub)
-        if ra < 0:
-            uhi -= ub
-        if rb < 0:
-            uhi -= ua
+        lo, uhi = W.mul_i64_wide(ra, rb)  # both words are their int64 values here
         uk = np.uint64(k)
         n_lo = (lo >> uk) | (uhi << np.uint64(64 - k))
         n_hi = np.int64(uhi) >> np.int64(k)

@@ -11,7 +11,9 @@ All functions are numba-compiled and work on scalars so that kernels can inline 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
@@ -20,7 +22,7 @@ M32 = np.uint64(0xFFFFFFFF)
 U32 = np.uint64(32)
 U64 = np.uint64(64)
 
-_JIT = dict(cache=True, nogil=True)
+_JIT = dict(nogil=True)
 
 
 @njit(**_JIT)
@@ -115,6 +117,22 @@ def mul_u64(a, b):
     lo = (p0 & M32) | (mid << U32)
     hi = p3 + (p1 >> U32) + (p2 >> U32) + (mid >> U32)
     return lo, hi
+
+
+@intrinsic
+def mul_i64_wide(typingctx, a, b):
+    """Signed 64 x 64 -> 128-bit product of two int64 as (lo, hi) uint64 words (one
+    machine multiply: LLVM's i128, which numba does not expose)."""
+    sig = types.UniTuple(types.uint64, 2)(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+        p = builder.mul(builder.sext(args[0], i128), builder.sext(args[1], i128))
+        lo = builder.trunc(p, i64)
+        hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), i64)
+        return context.make_tuple(builder, signature.return_type, (lo, hi))
+
+    return sig, codegen
 
 
 @njit(**_JIT)

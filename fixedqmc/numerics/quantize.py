@@ -19,6 +19,10 @@ from fixedqmc.numerics import wideint as W
 from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, STOCHASTIC, WRAP, ZERO
 
 _JIT = dict(nogil=True)
+# The raw operations are inlined into kernels at numba-IR level (LLVM would not inline them
+# next to the large 192-bit fallbacks, which stay out of line); their small helpers are left
+# to LLVM, since IR-level inlining of every helper multiplies compile time.
+_FAST = dict(nogil=True, inline="always")
 _U63 = np.uint64(63)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -166,7 +170,7 @@ def finish_i64(s, k, signed, word, rnd, ovf, rbits):
     return store_i64(n, signed, word, ovf)
 
 
-@njit(**_JIT)
+@njit(**_FAST)
 def _add_sub(ra, sa, fa, rb, sb, fb, negate_b, so, wo, fo, rnd, ovf, rbits):
     g = max(fa, fb)
     k = g - fo
@@ -174,6 +178,12 @@ def _add_sub(ra, sa, fa, rb, sb, fb, negate_b, so, wo, fo, rnd, ovf, rbits):
         xa = ra << np.int64(g - fa)
         xb = rb << np.int64(g - fb)
         return finish_i64(xa - xb if negate_b else xa + xb, k, so, wo, rnd, ovf, rbits)
+    return _add_sub_wide(ra, sa, fa, rb, sb, fb, negate_b, so, wo, fo, rnd, ovf, rbits)
+
+
+@njit(**_JIT)
+def _add_sub_wide(ra, sa, fa, rb, sb, fb, negate_b, so, wo, fo, rnd, ovf, rbits):
+    g = max(fa, fb)
     xa = W.shl(W.from_raw(ra, sa), g - fa)
     xb = W.shl(W.from_raw(rb, sb), g - fb)
     if negate_b:
@@ -181,19 +191,19 @@ def _add_sub(ra, sa, fa, rb, sb, fb, negate_b, so, wo, fo, rnd, ovf, rbits):
     return finish(W.add(xa, xb), g, so, wo, fo, rnd, ovf, rbits)
 
 
-@njit(**_JIT)
+@njit(**_FAST)
 def add_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     """Exact a + b rounded once into the output format."""
     return _add_sub(ra, sa, fa, rb, sb, fb, False, so, wo, fo, rnd, ovf, rbits)
 
 
-@njit(**_JIT)
+@njit(**_FAST)
 def sub_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     """Exact a - b rounded once into the output format."""
     return _add_sub(ra, sa, fa, rb, sb, fb, True, so, wo, fo, rnd, ovf, rbits)
 
 
-@njit(**_JIT)
+@njit(**_FAST)
 def mul_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     """Exact a * b rounded once into the output format."""
     k = fa + fb - fo
@@ -213,6 +223,11 @@ def mul_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
             return store_i64(np.int64(n_lo), so, wo, ovf)
         fill = W.M64 if n_hi < 0 else W.U0
         return store((n_lo, np.uint64(n_hi), fill), so, wo, ovf)
+    return _mul_wide(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits)
+
+
+@njit(**_JIT)
+def _mul_wide(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     return finish(W.mul_raw(ra, sa, rb, sb), fa + fb, so, wo, fo, rnd, ovf, rbits)
 
 

@@ -8,6 +8,10 @@ The public fixed-point API::
     policy = fixedqmc.parse_precision("default=float64,potential=fixed:32")
 """
 
+from fixedqmc import _numba_cache
+
+_numba_cache.install()  # before any compiled kernel is defined
+
 from fixedqmc.errors import (FixedOverflowError, FixedQMCError, FormatError, ModeError,
                              PrecisionSpecError)
 from fixedqmc.numerics.fixed import (Fixed, accumulate, add, cast, compare, fsum, mul, neg, shift,

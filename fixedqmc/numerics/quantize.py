@@ -281,34 +281,47 @@ def _float_int_to_wide(v):
 
 
 @njit(**_JIT)
-def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
-    """Round a finite float64 exactly to the output format.
+def _split_float(y):
+    """Floor and dropped fraction of a finite float y, exactly: (nm, negative, t64, rest)
+    where floor(y) = nm if y >= 0 else -nm - (1 if a fraction was dropped else 0), ``t64``
+    holds the top 64 bits of the dropped fraction of the floor and ``rest`` whether any
+    lower bit is set.
 
-    The scaled value y = v * 2**fo is split on its magnitude m = |y| = nm + fm (both parts
-    exact in float64).  For y < 0 the floor is -nm - 1 and the dropped fraction 1 - fm, whose
-    top 64 bits are 2**64 - ceil(fm * 2**64).
+    y is split on its magnitude m = nm + fm (both parts exact in float64); for y < 0 the
+    dropped fraction is 1 - fm, whose top 64 bits are 2**64 - ceil(fm * 2**64).
     """
-    y = math.ldexp(v, fo)  # exact scaling by a power of two
-    if abs(y) >= 2.0**180:
-        # Far outside every format: keep the sign; such a float has no bits below 2**64.
-        y = math.copysign(2.0**180, y)
     m = abs(y)
     nm = np.floor(m)
     q = math.ldexp(m - nm, 64)  # dropped fraction of m, scaled by 2**64 (exact, < 2**64)
     if y >= 0.0:
-        x = _float_int_to_wide(nm)
         fq = np.floor(q)
-        t64 = np.uint64(fq)
-        rest = fq != q
-    elif q > 0.0:
-        x = W.add(_float_int_to_wide(-nm), (W.M64, W.M64, W.M64))  # -nm - 1
+        return nm, False, np.uint64(fq), fq != q
+    if q > 0.0:
         cq = np.ceil(q)
-        t64 = W.U0 - np.uint64(cq)
-        rest = cq != q
-    else:
-        x = _float_int_to_wide(-nm)
-        t64 = W.U0
-        rest = False
-    if round_up(rnd, y < 0.0, (x[0] & W.U1) != W.U0, t64, rest, rbits):
+        return nm, True, W.U0 - np.uint64(cq), cq != q
+    return nm, True, W.U0, False
+
+
+@njit(**_JIT)
+def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
+    """Round a finite float64 exactly to the output format."""
+    y = math.ldexp(v, fo)  # exact scaling by a power of two
+    if abs(y) >= 2.0**180:
+        # Far outside every format: keep the sign; such a float has no bits below 2**64.
+        y = math.copysign(2.0**180, y)
+    nm, negative, t64, rest = _split_float(y)
+    if abs(y) < 2.0**62:
+        n = np.int64(nm)
+        if negative:
+            n = -n - 1 if (t64 != W.U0 or rest) else -n
+        if round_up(rnd, negative, (n & 1) != 0, t64, rest, rbits):
+            n += 1
+        return store_i64(n, so, wo, ovf)
+    x = _float_int_to_wide(nm)
+    if negative:
+        x = W.neg(x)
+        if t64 != W.U0 or rest:
+            x = W.add(x, (W.M64, W.M64, W.M64))  # -nm - 1
+    if round_up(rnd, negative, (x[0] & W.U1) != W.U0, t64, rest, rbits):
         x = W.add(x, (W.U1, W.U0, W.U0))
     return store(x, so, wo, ovf)

@@ -4,6 +4,10 @@ Subcommands::
 
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
+    fixedqmc bench tables         two-region table evaluation, float64 and fixed (elements/s)
+    fixedqmc bench lutexp         LUT exponential, float64 / float32 / fixed (elements/s)
+    fixedqmc tables ...           generate, check and evaluate two-region tables
+    fixedqmc lutexp               error report of a lookup-table exponential
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import sys
 from importlib import metadata
 
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.tables.cli import add_table_commands
 
 
 def _version(dist: str) -> str:
@@ -58,7 +63,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "numerics":
         from fixedqmc.bench.numerics import main
 
-        return main(n=args.n, repeats=args.repeats)
+        return main(n=args.n or 1_000_000, repeats=args.repeats)
+    if args.what == "tables":
+        from fixedqmc.bench.tables import main_tables
+
+        return main_tables(n=args.n or 10_000_000, repeats=args.repeats)
+    if args.what == "lutexp":
+        from fixedqmc.bench.tables import main_lutexp
+
+        return main_lutexp(n=args.n or 1_000_000, repeats=args.repeats)
     raise FixedQMCError(f"unknown benchmark {args.what!r}")
 
 
@@ -74,10 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=cmd_info)
 
     bench = sub.add_parser("bench", help="run a benchmark and print measured figures and ratios")
-    bench.add_argument("what", choices=["numerics"], help="which benchmark")
-    bench.add_argument("--n", type=int, default=1_000_000, help="elements (default 1e6)")
+    bench.add_argument("what", choices=["numerics", "tables", "lutexp"], help="which benchmark")
+    bench.add_argument("--n", type=int, default=None,
+                       help="elements (default 1e6; 1e7 for tables)")
     bench.add_argument("--repeats", type=int, default=5, help="timed repeats, best taken")
     bench.set_defaults(func=cmd_bench)
+
+    add_table_commands(sub)
     return p
 
 

@@ -174,8 +174,8 @@ class Fixed:
         if bad.any():
             first = np.argwhere(bad)[0]
             raise FixedQMCError(
-                f"from_float: value {arr[tuple(first)]!r} at index {tuple(int(i) for i in first)} "
-                "is not finite; only finite numbers can be converted"
+                f"from_float: value {float(arr[tuple(first)])} at index "
+                f"{tuple(int(i) for i in first)} is not finite; only finite numbers can be converted"
             )
         flat = np.ascontiguousarray(arr).ravel()
         rnd, ovf = rounding_code(rounding), overflow_code(overflow)

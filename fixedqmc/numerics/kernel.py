@@ -344,9 +344,12 @@ def _binary_overload(name, raw_op, float_op):
     return ol
 
 
-overload(add, prefer_literal=True)(_binary_overload("add", Q.add_raw, lambda e, x, y, v: x + y))
-overload(sub, prefer_literal=True)(_binary_overload("sub", Q.sub_raw, lambda e, x, y, v: x - y))
-overload(mul, prefer_literal=True)(_binary_overload("mul", Q.mul_raw, lambda e, x, y, v: x * y))
+# inlined at numba-IR level: each fixed operation would otherwise be a real call
+for _op, _raw, _float in ((add, Q.add_raw, lambda e, x, y, v: x + y),
+                          (sub, Q.sub_raw, lambda e, x, y, v: x - y),
+                          (mul, Q.mul_raw, lambda e, x, y, v: x * y)):
+    overload(_op, prefer_literal=True, inline="always")(
+        _binary_overload(_op.__name__, _raw, _float))
 
 
 @overload(store)
@@ -355,3 +358,184 @@ def _store(e, x):
     if _is_fixed(e):
         return lambda e, x: x[0]
     return lambda e, x: x
+
+
+# ------------------------------------------------------- comparison and table lookup --
+# Generic operations of the two-region table kernel (fixedqmc.tables.evaluate; HAQMC, seed
+# 002, Sec. 3): the region test and the bin index, the one step of a table lookup whose
+# arithmetic depends on the number type.  Float contexts compute the index with floor and
+# frexp; fixed contexts read it straight off the bits of the raw word of t, as hardware does.
+from numba.cpython.unsafe.numbers import leading_zeros as _leading_zeros  # noqa: E402
+
+less, uniform_bin, log2_bin = map(_stub, ("less", "uniform_bin", "log2_bin"))
+less.__doc__ = """``less(e, x, y)``: exact ``x < y`` (a bool) of two kernel values, any formats."""
+uniform_bin.__doc__ = """``uniform_bin(e, t, n_bits, vu) -> (k, u)``: bin of ``t`` among
+``2**n_bits`` uniform bins of [0, 1).
+
+``t`` is clamped to [0, 1) (a fixed ``t`` outside [0, 1 - lsb] is counted as an overflow event
+of t's variable), ``k = floor(t 2**n_bits)`` (int64) and ``u = t 2**n_bits - k`` in [0, 1),
+a value of variable ``vu``.  Fixed: ``k`` is the top ``n_bits`` of t's ``F_t`` fractional
+bits, ``u`` the remaining ``F_t - n_bits`` bits (a UQ0.(F_t - n_bits) value) cast once into
+``vu``'s format with its rounding and overflow modes.  Float: the same with ``floor``."""
+log2_bin.__doc__ = """``log2_bin(e, t, n_seg, bin_bits, vu) -> (index, u)``: the bin of ``t`` in
+``n_seg`` power-of-two segments of ``2**bin_bits`` uniform bins each.
+
+Segment ``j < n_seg - 1`` covers [2**-(j+1), 2**-j) with local coordinate
+``w = (t - 2**-(j+1)) 2**(j+1)``; the last covers [0, 2**-(n_seg-1)) with ``w = t 2**(n_seg-1)``.
+``m = floor(w 2**bin_bits)``, ``u = w 2**bin_bits - m``; ``index = j 2**bin_bits + m``.
+Fixed: ``j`` is the leading-zero count of t's ``F_t``-bit word (capped at ``n_seg - 1``), ``m``
+the ``bin_bits`` bits after the leading one (at the fixed position ``F_t - n_seg + 1`` for the
+last segment), ``u`` the bits below them, cast once into ``vu``'s format.  Float: the binary
+exponent of t (as ``frexp``, read exactly with a leading-zero count of ``floor(t 2**63)``).
+``t`` is clamped like in :func:`uniform_bin`."""
+
+_U0, _U1 = np.uint64(0), np.uint64(1)
+
+
+@overload(less, prefer_literal=True)
+def _less(e, x, y):
+    """Exact ``x < y`` (a bool) of two values, in any formats."""
+    if not _is_fixed(e):
+        return lambda e, x, y: x < y
+    table = e.types[0].table
+    sa, _, fa, _, _ = _var(table, x.types[1], "less (first operand)")
+    sb, _, fb, _, _ = _var(table, y.types[1], "less (second operand)")
+    sa, sb = sa != 0, sb != 0
+    if sa == sb and fa == fb:
+        if sa:
+            return lambda e, x, y: x[0] < y[0]
+        return lambda e, x, y: np.uint64(x[0]) < np.uint64(y[0])  # 64-bit unsigned words
+    return lambda e, x, y: Q.compare_raw(x[0], sa, fa, y[0], sb, fb) < 0
+
+
+@njit
+def _unit_word(raw, signed, frac):
+    """A word of ``frac`` fractional bits clamped to [0, 1 - 2**-frac] as a uint64 of at
+    most ``frac`` bits, and 1 if it had to be clamped."""
+    if signed and raw < 0:
+        return _U0, 1
+    w = np.uint64(raw)
+    if frac < 64:
+        top = (_U1 << np.uint64(frac)) - _U1
+        if w > top:
+            return top, 1
+    return w, 0
+
+
+@njit
+def _split(w, sh):
+    """(w >> sh, low sh bits of w) for 0 <= sh <= 64; (w << -sh, 0) for sh < 0."""
+    if sh >= 64:
+        return _U0, w
+    if sh >= 0:
+        return w >> np.uint64(sh), w & ((_U1 << np.uint64(sh)) - _U1)
+    if sh <= -64:
+        return _U0, _U0
+    return w << np.uint64(-sh), _U0
+
+
+@njit
+def _fraction_to(ur, fsrc, su, wu, fu, rnd, ovf, rbits):
+    """The fraction ``ur * 2**-fsrc`` (``ur < 2**fsrc``, a value in [0, 1)) rounded once into
+    the format (su, wu, fu); returns (raw, event).  Exact (no event) when fsrc <= fu: a value
+    below 1 with at most fu fractional bits fits every format with fu fractional bits."""
+    if fsrc <= fu:
+        return np.int64(ur << np.uint64(fu - fsrc)), 0
+    if fsrc <= 62:
+        return Q.finish_i64(np.int64(ur), fsrc - fu, su, wu, rnd, ovf, rbits)
+    return Q.cast_raw(np.int64(ur), False, fsrc, su, wu, fu, rnd, ovf, rbits)
+
+
+def _bin_typing(name, e, t, vu, fixed_impl_maker, float_impl_maker):
+    if not _is_fixed(e):
+        one = np.dtype(str(e)).type(1.0)
+        # the largest float below 1 in the context's type: t is clamped to [0, this]
+        return float_impl_maker(e, np.nextafter(one, one - one))
+    table = e.types[0].table
+    tv = t.types[1]
+    st, _, ft, _, _ = _var(table, tv, f"{name} (t)")
+    su, wu, fu, rnd, ovf = _var(table, vu, name)
+    return fixed_impl_maker(st != 0, ft, tv.literal_value, su != 0, wu, fu, rnd, ovf,
+                            rnd == STOCHASTIC)
+
+
+def _uniform_fixed(st, ft, tv, su, wu, fu, rnd, ovf, stochastic):
+    def impl(e, t, n_bits, vu):
+        w, ev = _unit_word(t[0], st, ft)
+        if ev:
+            _bump(e[1], tv)
+        sh = ft - n_bits
+        k, ur = _split(w, sh)
+        rb = _random(e, vu) if stochastic else _U0
+        r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, rb)
+        if ev:
+            _bump(e[1], vu)
+        return np.int64(k), (r, vu)
+    return impl
+
+
+def _uniform_float(dt, one_below):
+    def impl(e, t, n_bits, vu):
+        tc = min(max(t, dt(0.0)), one_below)
+        n = np.int64(1) << n_bits
+        x = tc * dt(n)  # exact: a power of two
+        k = min(np.floor(x), dt(n - 1))
+        return np.int64(k), dt(x - k)
+    return impl
+
+
+def _log2_fixed(st, ft, tv, su, wu, fu, rnd, ovf, stochastic):
+    def impl(e, t, n_seg, bin_bits, vu):
+        w, ev = _unit_word(t[0], st, ft)
+        if ev:
+            _bump(e[1], tv)
+        last = n_seg - 1
+        j = last
+        p = ft - last  # fractional bits of w within the last (denormal) segment
+        x = w
+        if w != _U0:
+            lz = np.int64(_leading_zeros(w)) - (64 - ft)  # leading zeros of the ft-bit word
+            if lz < last:
+                j = lz
+                p = ft - lz - 1  # bits after the leading one
+                x = w - (_U1 << np.uint64(p))
+        sh = p - bin_bits
+        m, ur = _split(x, sh)
+        rb = _random(e, vu) if stochastic else _U0
+        r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, rb)
+        if ev:
+            _bump(e[1], vu)
+        return (j << bin_bits) + np.int64(m), (r, vu)
+    return impl
+
+
+def _log2_float(dt, one_below):
+    two63 = np.float64(2.0**63)
+
+    def impl(e, t, n_seg, bin_bits, vu):
+        tc = np.float64(min(max(t, dt(0.0)), one_below))
+        last = n_seg - 1
+        # the binary exponent of tc as frexp would give it, without a libm call: for tc in
+        # [2**-(j+1), 2**-j) the integer floor(tc 2**63) lies in [2**(62-j), 2**(63-j))
+        lz = np.int64(_leading_zeros(np.uint64(tc * two63))) - 1  # = j (64 for tc < 2**-63)
+        if lz >= last:
+            j = last
+            w = tc * (two63 / np.float64(np.int64(1) << (63 - last)))  # exact: tc 2**last
+        else:
+            j = lz
+            w = tc * (two63 / np.float64(np.int64(1) << (62 - lz))) - 1.0  # exact (Sterbenz)
+        nb = np.int64(1) << bin_bits
+        x = w * nb
+        m = min(np.floor(x), np.float64(nb - 1))
+        return j * nb + np.int64(m), dt(x - m)  # x - m is exact in dt (as many bits as t)
+    return impl
+
+
+@overload(uniform_bin, prefer_literal=True)
+def _uniform_bin(e, t, n_bits, vu):
+    return _bin_typing("uniform_bin", e, t, vu, _uniform_fixed, _uniform_float)
+
+
+@overload(log2_bin, prefer_literal=True)
+def _log2_bin(e, t, n_seg, bin_bits, vu):
+    return _bin_typing("log2_bin", e, t, vu, _log2_fixed, _log2_float)

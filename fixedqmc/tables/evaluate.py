@@ -1,0 +1,391 @@
+"""Compiled evaluation of two-region tables at float64, float32 or fixed point, one source.
+
+The lookup of HAQMC (seed 002, Sec. 3; the kernels of its Fig. 9) for a
+:class:`~fixedqmc.tables.two_region.TwoRegionTable` at squared distances ``s`` (the table's
+s units, angstrom**2 for helium), written once against the generic operations of
+:mod:`fixedqmc.numerics.kernel` and compiled per precision::
+
+    region  = I if s < sigma else II
+    ds      = s - s_lo                     s_lo = s_min (I) or sigma (II)
+    t       = ds * inv                     inv = 1 / (s_hi - s_lo) per region, t in [0, 1)
+    (k, u)  = uniform_bin(t, log2 n1)      region I: n1 uniform bins
+            | log2_bin(t, n_seg, log2 n_bin)   region II: power-of-two segments
+    y       = a[k] + u (b[k] + u c[k])     Horner: uc = u c, buc = b + uc, ubuc = u buc
+
+``y`` is the rescaled value ``g`` in [0, 1] (up to the fit error); the host undoes the
+rescaling and transform in float64, ``f = unscale(region, g)``
+(:meth:`TwoRegionTable.unscale`: ``F = offset + scale g``, ``f = F`` or ``log F``).
+
+Kernel variables (kernel name ``"table"`` in precision specs; the ranges, from the table,
+size the formats of width-only specs such as ``fixed:32``):
+
+===== =================================== ===================================================
+name  range                               meaning
+===== =================================== ===================================================
+s     [s_min, s_max]                      input squared distance (s units)
+ds    [0, max(sigma-s_min, s_max-sigma)]  s - s_lo of the region (s units)
+inv   [1/w_max, 1/w_min]                  1 / (region width w), per region (1 / s units)
+t     [0, 1)                              position in the region, unsigned
+u     [0, 1)                              position in the bin, unsigned
+a,b,c coefficient ranges of the table     quadratic coefficients (rescaled units)
+uc    per-bin extremes of u c             u c
+buc   per-bin extremes of b + u c         b + u c
+ubuc  per-bin extremes of u (b + u c)     u (b + u c)
+y     per-bin extremes of the quadratic   the rescaled value g
+===== =================================== ===================================================
+
+Every range except the unsigned [0, ...) ones is widened by ``RANGE_PAD`` (relative) away
+from zero, so that rounding at a range end cannot push a value just past a power of two.
+
+Fixed-point semantics (bit exact; every arrow is one exact operation rounded once into the
+output variable's format with its rounding and overflow modes, see
+:mod:`fixedqmc.numerics.quantize`):
+
+1. ``s`` is rounded into its format on the host (``Fixed.from_float``); the per-region
+   constants are encoded once per call: ``s_lo`` (= s_min, sigma) in the format of ``s``,
+   ``inv`` in the format of ``inv``, and the coefficients ``a, b, c`` in theirs (a table
+   quantized to ``coef_format``: its words cast exactly once, so they are the table's own
+   words when the formats agree; a float table: its values rounded once).  A constant that
+   does not fit its format is an error (:class:`~fixedqmc.tables.two_region.TableError`).
+2. Region: the exact comparison ``s < sigma`` of the two words in s's format.
+3. ``ds = sub(s, s_lo)``, ``t = mul(ds, inv)``: t is rounded into its format, UQ0.F_t for
+   width-only specs, and overflow-handled (saturate clamps it to [0, 1 - 2**-F_t]).  A t
+   outside [0, 1 - lsb] (s at the top end of its region: s = s_max, or within half an LSB of
+   t below sigma; or s outside the table) is an overflow event of t; with other t formats
+   the bin step clamps it the same way and counts the event.  A negative ds (s < s_min) is
+   an event of ds (unsigned).
+4. Bin index by bit slicing of t's raw word ``T`` (``F_t`` fractional bits):
+
+   * region I, ``n1 = 2**L``: ``k = T >> (F_t - L)``; the low ``F_t - L`` bits are u as a
+     ``UQ0.(F_t - L)`` value;
+   * region II: ``lz`` = leading zeros of the ``F_t``-bit word; segment ``j = min(lz,
+     n_seg - 1)`` (``T = 0``: the last); for ``j < n_seg - 1`` the ``p = F_t - j - 1`` bits
+     after the leading one, for the last segment the low ``p = F_t - n_seg + 1`` bits, are
+     ``w``; ``m`` = top ``log2 n_bin`` bits of w, u = the remaining ``p - log2 n_bin`` bits;
+     index ``j n_bin + m``.
+
+   When t has fewer bits than an index needs the missing low index bits are 0 (and u = 0).
+   u is then cast once into u's format: exact (no rounding) whenever u's format has at least
+   as many fractional bits as t's, as for every width-only spec.
+5. ``uc = mul(u, c)``, ``buc = add(b, uc)``, ``ubuc = mul(u, buc)``, ``y = add(a, ubuc)``.
+
+Input conversion overflow (s outside its format) is counted as events of ``s``.
+
+Float paths (``float64``, ``float32``): the same steps in that type: ``t = (s - s_lo) *
+inv`` clamped to [0, 1 - ulp], ``k = floor(t n1)`` (region I), the segment from the binary
+exponent of t as ``frexp`` gives it (region II; all index steps are exact), the Horner
+steps.  float64 differs from :meth:`TwoRegionTable.evaluate`, which divides by the region
+width instead of multiplying by its rounded inverse, by a rounding of t (a few ulp; see
+``tests/tables/test_evaluate.py``).
+
+Results do not depend on the number of threads (a fixed chunk partition, counter-based
+stochastic rounding), like every kernel of :mod:`fixedqmc.numerics.kernel`.  Each new set
+of fixed formats is a new compiled specialisation (about 15 s; numba caches it on disk).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from fixedqmc.numerics import fixed as F
+from fixedqmc.numerics.fixed import Fixed
+from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, add, at, chunk,
+                                      chunk_bounds, less, load, log2_bin, mul, n_chunks, store,
+                                      sub, uniform_bin)
+from fixedqmc.errors import PrecisionSpecError
+from fixedqmc.numerics.overflow import OverflowLog, default_log
+from fixedqmc.numerics.policy import parse_precision
+from fixedqmc.numerics.polynomial import KernelResult
+from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.tables.two_region import TableError, TwoRegionTable
+
+__all__ = ["KERNEL_NAME", "RANGE_PAD", "TABLE_VARIABLES", "TableEvaluator", "evaluate_table",
+           "table_kernel", "table_ranges", "table_spec", "unscale"]
+
+KERNEL_NAME = "table"
+#: Relative widening of the declared ranges (away from zero), see the module docstring.
+RANGE_PAD = 2.0 ** -20
+
+TABLE_VARIABLES = (
+    ("s", "input squared distance s (s units)"),
+    ("ds", "s - s_lo of the region (s units)"),
+    ("inv", "1 / (s_hi - s_lo), per region (1 / s units)"),
+    ("t", "position in the region, [0, 1)"),
+    ("u", "position in the bin, [0, 1)"),
+    ("a", "constant coefficient"),
+    ("b", "linear coefficient"),
+    ("c", "quadratic coefficient"),
+    ("uc", "u * c"),
+    ("buc", "b + u c"),
+    ("ubuc", "u (b + u c)"),
+    ("y", "rescaled value g = a + u (b + u c)"),
+)
+S, DS, INV, T, U, A, B, C, UC, BUC, UBUC, Y = range(len(TABLE_VARIABLES))
+_ONE_BELOW = float(np.nextafter(1.0, 0.0))
+
+
+# ------------------------------------------------------------------------ the kernel --
+@njit(cache=True, nogil=True)
+def _table_chunk(ctx, k, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, region):
+    """Chunk k of :func:`table_kernel`.
+
+    A separate function compiled serially before the parallel loop that calls it
+    (:meth:`TableEvaluator.run`): numba's parallel pipeline then only wraps a call, which
+    cuts the compile time of a new format table several times over."""
+    n1 = np.int64(1) << n1_bits
+    cc = chunk(ctx, k)
+    lo, hi = chunk_bounds(ctx, s.size, k)
+    for i in range(lo, hi):
+        e = at(cc, i)
+        si = load(e, s[i], S)
+        r = 0 if less(e, si, load(e, s_lo[1], S)) else 1
+        t = mul(e, sub(e, si, load(e, s_lo[r], S), DS), load(e, inv[r], INV), T)
+        if r == 0:
+            idx, u = uniform_bin(e, t, n1_bits, U)
+        else:
+            idx, u = log2_bin(e, t, n_seg, bin_bits, U)
+            idx += n1
+        x = mul(e, u, load(e, c[idx], C), UC)
+        x = add(e, load(e, b[idx], B), x, BUC)
+        x = mul(e, u, x, UBUC)
+        out[i] = store(e, add(e, load(e, a[idx], A), x, Y))
+        region[i] = r + 1
+
+
+@njit(parallel=True, cache=True)
+def table_kernel(ctx, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, region):
+    """out[i] = g(s[i]) and region[i] (1 or 2), for every precision (module docstring).
+
+    ``s_lo = (s_min, sigma)`` and ``inv`` (shape (2,)) are per-region constants in the
+    formats of s and inv; ``a, b, c`` hold region I's ``n1`` entries then region II's.
+    Parallel over the fixed chunks of :mod:`fixedqmc.numerics.kernel`.
+    """
+    for k in prange(n_chunks(ctx, s.size)):
+        _table_chunk(ctx, np.int64(k), s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out,
+                     region)
+
+
+# -------------------------------------------------------------------- the variables --
+def _pad(lo: float, hi: float) -> tuple[float, float]:
+    m = max(abs(lo), abs(hi)) * RANGE_PAD
+    return (lo - m if lo < 0 else lo), (hi + m if hi > 0 else hi)
+
+
+def _quadratic_ranges(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict:
+    """Exact extremes over all bins and u in [0, 1] of u c, b + u c, u (b + u c) and y."""
+    zero = np.zeros_like(c)
+    uc_lo, uc_hi = np.minimum(zero, c), np.maximum(zero, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(c != 0, -b / (2 * np.where(c != 0, c, 1.0)), 0.0)
+    vertex = np.clip(vertex, 0.0, 1.0)
+    pts = np.stack([zero, zero + 1.0, vertex])  # u at the ends and the vertex
+    ubuc = pts * (b + pts * c)
+    return {"uc": (uc_lo.min(), uc_hi.max()), "buc": ((b + uc_lo).min(), (b + uc_hi).max()),
+            "ubuc": (ubuc.min(), ubuc.max()), "y": ((a + ubuc).min(), (a + ubuc).max())}
+
+
+def table_ranges(table: TwoRegionTable) -> dict:
+    """Variable -> (lo, hi) of the table kernel for ``table`` (module docstring)."""
+    w1, w2 = table.sigma - table.s_min, table.s_max - table.sigma
+    a, b, c = (np.concatenate([x1, x2]) for x1, x2 in
+               ((table.a1, table.a2), (table.b1, table.b2), (table.c1, table.c2)))
+    ranges = {
+        "s": (table.s_min, table.s_max),
+        "ds": (0.0, max(w1, w2)),
+        "inv": (min(1 / w1, 1 / w2), max(1 / w1, 1 / w2)),
+        "a": (a.min(), a.max()), "b": (b.min(), b.max()), "c": (c.min(), c.max()),
+        **_quadratic_ranges(a, b, c),
+    }
+    out = {k: _pad(float(lo), float(hi)) for k, (lo, hi) in ranges.items()}
+    out["t"] = out["u"] = (0.0, _ONE_BELOW)
+    return out
+
+
+def table_spec(table: TwoRegionTable) -> KernelSpec:
+    """The kernel spec (name ``"table"``) with ``table``'s variable ranges declared."""
+    ranges = table_ranges(table)
+    return KernelSpec(KERNEL_NAME, tuple(Variable(name, *ranges[name], doc)
+                                         for name, doc in TABLE_VARIABLES))
+
+
+# ------------------------------------------------------------------------ the driver --
+class TableEvaluator:
+    """A table prepared for the compiled kernel at one precision.
+
+    The per-region constants and the coefficients are encoded once (module docstring,
+    step 1); call the evaluator on arrays of s.
+
+    Parameters
+    ----------
+    table : TwoRegionTable
+    precision : str or PrecisionPolicy
+        Precision spec (:mod:`fixedqmc.numerics.policy`), kernel name ``"table"``, e.g.
+        ``"float32"``, ``"fixed:32"``, ``"table=fixed:40,table.u=fixed:UQ0.40"``.
+    seed : int
+        Seed of stochastic rounding (inputs, constants and kernel operations).
+    ranges : dict, optional
+        Variable -> (lo, hi) overriding :func:`table_ranges` (e.g. from a range profile)
+        when width-only specs size the formats.
+    """
+
+    def __init__(self, table: TwoRegionTable, precision="float64", *, seed: int = 0,
+                 ranges: dict | None = None):
+        if not isinstance(table, TwoRegionTable):
+            raise TableError(f"table must be a TwoRegionTable, got {type(table).__name__}")
+        self.table = table
+        self.seed = int(seed)
+        spec = table_spec(table)
+        policy = parse_precision(precision)
+        for kernel, var in policy.variables:
+            if kernel == KERNEL_NAME and var not in spec.names:
+                raise PrecisionSpecError(
+                    f"precision spec names variable {kernel}.{var}; kernel {KERNEL_NAME!r} "
+                    f"has: {', '.join(spec.names)}")
+        self.precision: KernelPrecision = spec.resolve(policy, ranges)
+        self.layout = (np.int64(_log2(table.n1)), np.int64(table.n_seg),
+                       np.int64(_log2(table.n_bin)))
+        w = (table.sigma - table.s_min, table.s_max - table.sigma)
+        self.s_lo = self._constant("s", [table.s_min, table.sigma], "s_lo (s_min, sigma)")
+        self.inv = self._constant("inv", [1.0 / w[0], 1.0 / w[1]], "inv (1 / region width)")
+        self.coefficients = tuple(self._coefficients(name) for name in "abc")
+
+    # -- constants --------------------------------------------------------------------
+    def _constant(self, var: str, values, what: str) -> np.ndarray:
+        kp = self.precision
+        values = np.asarray(values, np.float64)
+        if kp.kind != "fixed":
+            return np.ascontiguousarray(values, dtype=kp.dtype)
+        i = kp.spec.index(var)
+        log = OverflowLog()
+        fx = Fixed.from_float(values, kp.formats[i], kp.roundings[i], "saturate", log=log,
+                              seed=self.seed)
+        self._check_fit(log, var, what, values)
+        return np.ascontiguousarray(fx.raw)
+
+    def _coefficients(self, name: str) -> np.ndarray:
+        kp, table = self.precision, self.table
+        k1, k2 = f"{name}1", f"{name}2"
+        if kp.kind != "fixed":
+            values = np.concatenate([getattr(table, k1), getattr(table, k2)])
+            return np.ascontiguousarray(values, dtype=kp.dtype)
+        i = kp.spec.index(name)
+        fmt, rnd = kp.formats[i], kp.roundings[i]
+        log = OverflowLog()
+        if table.quantized is not None:  # the exact words, cast once (identity if same format)
+            src = table.quantized
+            words = Fixed.from_raw(np.concatenate([src[k1].raw, src[k2].raw]),
+                                   QFormat.parse(table.coef_format))
+            fx = words if words.fmt == fmt else F.cast(words, fmt, rnd, "saturate", log=log,
+                                                       seed=self.seed)
+            values = words.to_float()
+        else:
+            values = np.concatenate([getattr(table, k1), getattr(table, k2)])
+            fx = Fixed.from_float(values, fmt, rnd, "saturate", log=log, seed=self.seed)
+        self._check_fit(log, name, f"coefficients {name}", values)
+        return np.ascontiguousarray(fx.raw)
+
+    def _check_fit(self, log: OverflowLog, var: str, what: str, values: np.ndarray) -> None:
+        if log.total_events:
+            fmt = self.precision.format_of(var)
+            raise TableError(
+                f"{KERNEL_NAME}.{var}: the table's {what} in [{values.min():g}, "
+                f"{values.max():g}] do not fit {fmt} (range {fmt.min:g}..{fmt.max:g}); give "
+                f"{KERNEL_NAME}.{var} a format that holds them, or a width-only spec such as "
+                f"fixed:32 that sizes it from the table")
+
+    # -- evaluation -------------------------------------------------------------------
+    def encode(self, s, log: OverflowLog | None = None) -> np.ndarray:
+        """Kernel input for s (flattened): floats of the kernel's type or raw words of s's
+        format (conversion overflow counted under ``table.s``)."""
+        s = np.asarray(s, np.float64).ravel()
+        if not np.isfinite(s).all():
+            i = int(np.argmin(np.isfinite(s)))
+            raise TableError(f"s must be finite; got {s[i]!r} at flat index {i}")
+        return self.precision.encode("s", s, self.seed, log)
+
+    def run(self, s_in: np.ndarray, out: np.ndarray, region: np.ndarray):
+        """Run the compiled kernel on encoded ``s_in`` into ``out`` (rescaled g, kernel
+        type) and ``region`` (int8); returns the context (holding the overflow events)."""
+        ctx = self.precision.context(self.seed)
+        args = (self.s_lo, self.inv, *self.layout, *self.coefficients)
+        # compile (or load) the serial chunk body first, on no elements: see _table_chunk
+        _table_chunk(ctx, np.int64(0), s_in[:0], *args, out[:0], region[:0])
+        table_kernel(ctx, s_in, *args, out, region)
+        return ctx
+
+    def __call__(self, s, *, log: OverflowLog | None = None) -> KernelResult:
+        """Interpolated f at ``s`` (any shape): a :class:`KernelResult` with float64 f values
+        (f's units), the rescaled g as :class:`Fixed` in y's format (fixed runs) and the
+        overflow events per variable (``s`` includes the conversion of the input; all are
+        also recorded in ``log``, the default log if None)."""
+        shape = np.shape(s)
+        kp = self.precision
+        log = default_log if log is None else log
+        conversion = OverflowLog()
+        s_in = self.encode(s, conversion)
+        log.merge(conversion)
+        out = np.empty(s_in.size, kp.dtype)
+        region = np.empty(s_in.size, np.int8)
+        ctx = self.run(s_in, out, region)
+        events = kp.report(ctx, log)
+        if events:  # conversion overflow of the input counts as events of s
+            events["s"] += conversion.events.get(f"{KERNEL_NAME}.s", 0)
+        g = kp.decode("y", out)
+        values = unscale(self.table, region, g).reshape(shape)
+        fixed = Fixed(out.reshape(shape), kp.format_of("y")) if kp.kind == "fixed" else None
+        return KernelResult(values, fixed, events)
+
+
+@njit(parallel=True, cache=True)
+def _unscale_kernel(region, g, offset, scale, is_exp, out):
+    for i in prange(g.size):
+        r = region[i] - 1
+        big_f = offset[r] + scale[r] * g[i]
+        out[i] = np.log(big_f) if is_exp[r] else big_f  # log: NaN for F < 0, -inf at 0
+
+
+def unscale(table: TwoRegionTable, region: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """f from rescaled g per region (1 or 2): the arithmetic of
+    :meth:`TwoRegionTable.unscale` (``F = offset + scale g``; ``f = F`` or ``log F``),
+    compiled and parallel (numpy's and the C library's ``log`` may differ in the last bit)."""
+    g = np.ascontiguousarray(g, np.float64)
+    region = np.ascontiguousarray(region, np.int8)
+    out = np.empty_like(g)
+    _unscale_kernel(region.ravel(), g.ravel(), np.array(table.offset), np.array(table.scale),
+                    np.array([t == "exp" for t in table.transform]), out.ravel())
+    return out
+
+
+def _log2(n: int) -> int:
+    return int(n).bit_length() - 1
+
+
+def evaluate_table(table: TwoRegionTable, s, precision="float64", *, seed: int = 0,
+                   log: OverflowLog | None = None) -> KernelResult:
+    """Evaluate a two-region table at squared distances ``s`` with the compiled kernel.
+
+    Parameters
+    ----------
+    table : TwoRegionTable
+    s : array_like, any shape
+        Squared distances in the table's s units (finite; values outside
+        ``[s_min, s_max]`` are clamped to the table ends, counted as overflow events of
+        t (and ds) in fixed runs).
+    precision : str or PrecisionPolicy
+        ``"float64"``, ``"float32"`` or a fixed spec for kernel ``"table"`` (module
+        docstring and :mod:`fixedqmc.numerics.policy`).
+    seed : int
+        Seed of stochastic rounding.
+    log : OverflowLog, optional
+        Where overflow events are recorded (default log if None).
+
+    Returns
+    -------
+    KernelResult
+        ``values``: f (float64, shape of s); ``fixed``: the rescaled g as a :class:`Fixed`
+        in y's format (fixed runs, else None); ``events``: overflow events per variable.
+
+    Use :class:`TableEvaluator` to encode the coefficients once for many calls.
+    """
+    return TableEvaluator(table, precision, seed=seed)(s, log=log)

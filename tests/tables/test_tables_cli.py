@@ -1,0 +1,164 @@
+"""``fixedqmc tables generate|check|eval``, ``fixedqmc lutexp`` and the table benchmarks,
+run through fixedqmc.cli.main: round trips, bit-identical files, exit codes, clear errors."""
+
+import numpy as np
+import pytest
+
+import fixedqmc.bench.tables as bench_tables
+from fixedqmc.cli import main
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.tables.builtin import builtin_names, get_builtin, resolve_function
+from fixedqmc.tables.coeff_files import read_table
+from fixedqmc.tables.evaluate import evaluate_table
+
+SMALL = ["--n1", "32", "--n-seg", "6", "--n-bin", "8"]
+
+
+@pytest.fixture(scope="module")
+def sapt2_folder(tmp_path_factory):
+    """A generated SAPT2 table in the HAQMC layout with Q1.30 coefficients."""
+    folder = tmp_path_factory.mktemp("tables") / "sapt2"
+    assert main(["tables", "generate", "--function", "sapt2", "--coef-format", "Q1.30",
+                 "--out", str(folder)]) == 0
+    return folder
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_of(capsys, *args):
+    code, out, err = run(capsys, *args)
+    assert code == 2, out + err
+    assert err.startswith("fixedqmc: error: ")
+    return err
+
+
+# --------------------------------------------------------------------- round trip ---
+def test_generated_files_read_back_bit_identical(sapt2_folder):
+    table = read_table(sapt2_folder)
+    assert table == get_builtin("sapt2").build(coef_format="Q1.30")
+    assert (table.n1, table.n2, table.transform) == (256, 1344, ("none", "exp"))
+    hex_words = [int(x, 16) for x in (sapt2_folder / "faII.hex").read_text().split()]
+    assert hex_words == table.quantized["a2"].bits().tolist()
+
+
+def test_generate_prints_layout_and_error_report(tmp_path, capsys):
+    code, out, _ = run(capsys, "tables", "generate", "--function", "lj", *SMALL,
+                       "--out", str(tmp_path / "lj"))
+    assert code == 0
+    assert "sigma = 1 A^2 (r = 1 A)" in out and "read back bit-identical: True" in out
+    assert "max_abs_err" in out and "bound_f" in out and "within_bound" in out
+    assert "coefficients float64" in out
+
+
+def test_check_passes_and_fails_on_tolerance(sapt2_folder, capsys):
+    code, out, _ = run(capsys, "tables", "check", str(sapt2_folder), "--function", "sapt2")
+    assert code == 0 and "check passed" in out and "max_abs_err" in out
+    code, out, _ = run(capsys, "tables", "check", str(sapt2_folder), "--function", "sapt2",
+                       "--tolerance", "1e-6")
+    assert code == 1 and "check FAILED" in out
+    code, out, _ = run(capsys, "tables", "check", str(sapt2_folder))  # structural
+    assert code == 0 and "max_jump" in out
+
+
+def test_eval_matches_the_api(sapt2_folder, capsys):
+    s = [2.0, 4.0, 7.5, 9.0, 30.0, 250.0]
+    code, out, _ = run(capsys, "tables", "eval", str(sapt2_folder), "--s", *map(str, s))
+    assert code == 0
+    printed = [float(line.split()[2]) for line in out.splitlines()[2:]]
+    expected = evaluate_table(read_table(sapt2_folder), s).values
+    assert np.allclose(printed, expected, rtol=1e-9, atol=0)
+    code, out, _ = run(capsys, "tables", "eval", str(sapt2_folder), "--r", "2.9", "5",
+                       "--precision", "fixed:48")
+    assert code == 0 and "g_word" in out and "overflow events: none" in out
+
+
+def test_user_function_by_module_name(tmp_path, capsys):
+    code, out, _ = run(capsys, "tables", "generate", "--function",
+                       "fixedqmc.tables.builtin:lennard_jones", "--r-min", "0.9", "--r-max", "3",
+                       "--sigma", "1.0", *SMALL, "--out", str(tmp_path / "user"))
+    assert code == 0
+    table = read_table(tmp_path / "user")
+    assert table.name == "fixedqmc.tables.builtin:lennard_jones" and table.sigma == 1.0
+    assert table.transform == ("none", "none")
+
+
+def test_lutexp_report_and_tolerance(capsys):
+    code, out, _ = run(capsys, "lutexp", "--n", "2000")
+    assert code == 0 and "max_rel_error" in out and "within_bound    True" in out
+    code, out, _ = run(capsys, "lutexp", "--n", "2000", "--tolerance", "1e-20")
+    assert code == 1 and "EXCEEDED" in out
+    code, out, _ = run(capsys, "lutexp", "--n", "500", "--chunk-bits", "10,10",
+                       "--table-format", "UQ1.39", "--precision", "fixed", "--x-min", "-5")
+    assert code == 0 and "table=UQ1.39" in out
+
+
+# ---------------------------------------------------------------------- bad input ---
+@pytest.mark.parametrize("args, message", [
+    (["--function", "nosuch"], "--function: unknown table function 'nosuch'; allowed: sapt2"),
+    (["--function", "no_such_module_xyz:f", "--r-min", "1", "--r-max", "2"],
+     "module 'no_such_module_xyz' not found"),
+    (["--function", "fixedqmc.tables.builtin:nothing"], "has no attribute 'nothing'"),
+    (["--function", "fixedqmc.tables.builtin:lennard_jones"], "--r-min and --r-max needed"),
+    (["--function", "lj", "--n1", "100"], "--n1: n1 must be a power of two"),
+    (["--function", "lj", "--n-seg", "65"], "--n-seg: n_seg must be an integer in 1..64"),
+    (["--function", "lj", "--coef-format", "Q9"], "--coef-format: malformed format 'Q9'"),
+    (["--function", "lj", "--coef-format", "Q0.8"], "--coef-format: coef_format Q0.8 cannot"),
+    (["--function", "lj", "--sigma", "banana"], "--sigma must be one of zero, max, sign_change"),
+    (["--function", "lj", "--sigma", "7"], "--sigma must lie strictly inside"),
+    (["--function", "psi", "--sigma", "zero"], "--sigma: sigma='zero': f has no root"),
+    (["--function", "lj", "--r-min", "3", "--r-max", "2"], "--r-min must be < --r-max"),
+    (["--function", "lj", "--r-min", "1", "--s-max", "4"], "not both"),
+    (["--function", "lj", "--r-min", "nan"], "--r-min must be a finite number"),
+    (["--function", "lj", "--transform", "log"], "--transform must be one of none, exp"),
+])
+def test_generate_bad_input(tmp_path, capsys, args, message):
+    err = error_of(capsys, "tables", "generate", *SMALL, *args, "--out", str(tmp_path / "x"))
+    assert message in err
+
+
+def test_other_bad_input(tmp_path, capsys, sapt2_folder):
+    assert "file not found" in error_of(capsys, "tables", "check", str(tmp_path / "none"))
+    assert "exactly one of them" in error_of(capsys, "tables", "eval", str(sapt2_folder))
+    assert "--precision: unknown precision" in error_of(
+        capsys, "tables", "eval", str(sapt2_folder), "--s", "5", "--precision", "double")
+    assert "--chunk-bits must be comma-separated integers" in error_of(
+        capsys, "lutexp", "--chunk-bits", "12,x")
+    assert "--chunk-bits: chunk bits must be in 1..20" in error_of(
+        capsys, "lutexp", "--chunk-bits", "25")
+    assert "--precision fixed needs --table-format" in error_of(
+        capsys, "lutexp", "--precision", "fixed")
+    assert "--x-min must be < --x-max" in error_of(capsys, "lutexp", "--x-min", "3",
+                                                  "--x-max", "1")
+    with pytest.raises(SystemExit):  # argparse: not an integer
+        main(["tables", "generate", "--function", "lj", "--n1", "abc", "--out", "x"])
+
+
+def test_resolve_function():
+    assert resolve_function("LJ") is get_builtin("lj").func
+    assert callable(resolve_function("numpy:cos"))
+    for spec, msg in [("numpy:pi", "not callable"), ("a:b:c", "malformed"),
+                      ("", "built-in name")]:
+        with pytest.raises(FixedQMCError, match=msg):
+            resolve_function(spec)
+    assert builtin_names() == ["sapt2", "hfd-b", "lm2m2", "psi", "kinetic", "lj"]
+
+
+# ---------------------------------------------------------------------- benchmarks --
+def test_bench_tables_prints_rates_and_target(capsys, monkeypatch):
+    # one fixed format (shared with test_evaluate's compiled specialisation) keeps it short
+    monkeypatch.setattr(bench_tables, "TABLE_PRECISIONS", ("float64", "fixed:48"))
+    code, out, _ = run(capsys, "bench", "tables", "--n", "2000", "--repeats", "1")
+    assert code == 0 and "kernel_per_s" in out and "call_per_s" in out
+    assert "target: fixed path >= 100 M evaluations/s -- fixed:48:" in out
+
+
+def test_bench_lutexp_prints_rates(capsys):
+    code, out, _ = run(capsys, "bench", "lutexp", "--n", "2000", "--repeats", "1")
+    assert code == 0
+    for prec in ("float64", "float32", "fixed"):
+        assert f"\n{prec:>9}" in out
+    assert "elements_per_s" in out and "Fixed-array operations" in out

@@ -163,7 +163,21 @@ def finish_i64(s, k, signed, word, rnd, ovf, rbits):
     """Round ``s * 2**-k`` (|s| < 2**62, 0 <= k <= 63) to an integer and store it."""
     if k == 0:
         return store_i64(s, signed, word, ovf)
-    n = s >> np.int64(k)
+    sk = np.int64(k)
+    if rnd != STOCHASTIC:  # branch-free: bias, then shift (see wideint.mul_round_shift)
+        half = np.int64(1) << (sk - 1)
+        if rnd == FLOOR:
+            bias = np.int64(0)
+        elif rnd == ZERO:
+            bias = ((np.int64(1) << sk) - 1) if s < 0 else np.int64(0)
+        elif rnd == HALF_UP:
+            bias = half
+        elif rnd == HALF_AWAY:
+            bias = half - 1 if s < 0 else half
+        else:
+            bias = half - 1 + ((s >> sk) & 1)
+        return store_i64((s + bias) >> sk, signed, word, ovf)
+    n = s >> sk
     t64 = np.uint64(s) << np.uint64(64 - k)
     if round_up(rnd, n < 0, (n & 1) != 0, t64, False, rbits):
         n += 1
@@ -209,16 +223,20 @@ def mul_raw(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, rbits):
     k = fa + fb - fo
     big_a = (not sa) and ra < 0  # unsigned 64-bit word >= 2**63
     big_b = (not sb) and rb < 0
-    if 0 < k <= 63 and not big_a and not big_b:
-        lo, uhi = W.mul_i64_wide(ra, rb)  # both words are their int64 values here
-        uk = np.uint64(k)
-        n_lo = (lo >> uk) | (uhi << np.uint64(64 - k))
-        n_hi = np.int64(uhi) >> np.int64(k)
-        t64 = lo << np.uint64(64 - k)
-        if round_up(rnd, n_hi < 0, (n_lo & W.U1) != W.U0, t64, False, rbits):
-            n_lo += W.U1
-            if n_lo == W.U0:
-                n_hi += 1
+    if 0 < k <= 63 and not big_a and not big_b:  # both words are their int64 values here
+        if rnd != STOCHASTIC:
+            n_lo, uhi = W.mul_round_shift(ra, rb, np.int64(k), np.int64(rnd))
+            n_hi = np.int64(uhi)
+        else:
+            lo, uhi = W.mul_i64_wide(ra, rb)
+            uk = np.uint64(k)
+            n_lo = (lo >> uk) | (uhi << np.uint64(64 - k))
+            n_hi = np.int64(uhi) >> np.int64(k)
+            if round_up(rnd, n_hi < 0, (n_lo & W.U1) != W.U0, lo << np.uint64(64 - k), False,
+                        rbits):
+                n_lo += W.U1
+                if n_lo == W.U0:
+                    n_hi += 1
         if n_hi == (np.int64(n_lo) >> np.int64(63)):
             return store_i64(np.int64(n_lo), so, wo, ovf)
         fill = W.M64 if n_hi < 0 else W.U0

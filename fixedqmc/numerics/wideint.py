@@ -135,6 +135,39 @@ def mul_i64_wide(typingctx, a, b):
     return sig, codegen
 
 
+@intrinsic
+def mul_round_shift(typingctx, a, b, k, rnd):
+    """round(a * b / 2**k) for int64 a, b, 1 <= k <= 63, deterministic rounding code rnd
+    (floor, zero, half_up, half_away, half_even), as (lo, hi) uint64 words of the 128-bit
+    result.  Branch-free: a mode-dependent bias is added before the arithmetic shift
+    (floor 0; zero 2**k - 1 if negative; half_up 2**(k-1); half_away 2**(k-1) - [negative];
+    half_even 2**(k-1) - 1 + lsb of the floor)."""
+    sig = types.UniTuple(types.uint64, 2)(types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+        a_, b_, k_, r_ = args
+        c = lambda v: ir.Constant(i128, v)  # noqa: E731
+        p = builder.mul(builder.sext(a_, i128), builder.sext(b_, i128))
+        kk = builder.zext(k_, i128)
+        neg = builder.icmp_signed("<", p, c(0))
+        half = builder.shl(c(1), builder.sub(kk, c(1)))
+        lsb = builder.and_(builder.ashr(p, kk), c(1))
+        bias_zero = builder.select(neg, builder.sub(builder.shl(c(1), kk), c(1)), c(0))
+        bias_away = builder.select(neg, builder.sub(half, c(1)), half)
+        bias_even = builder.add(builder.sub(half, c(1)), lsb)
+        bias = bias_even
+        for code, value in ((3, bias_away), (2, half), (1, bias_zero), (0, c(0))):
+            is_code = builder.icmp_signed("==", r_, ir.Constant(i64, code))
+            bias = builder.select(is_code, value, bias)
+        n = builder.ashr(builder.add(p, bias), kk)
+        lo = builder.trunc(n, i64)
+        hi = builder.trunc(builder.lshr(n, c(64)), i64)
+        return context.make_tuple(builder, signature.return_type, (lo, hi))
+
+    return sig, codegen
+
+
 @njit(**_JIT)
 def mul_raw(ra, sa, rb, sb):
     """Exact product of two raw words (signedness sa, sb) as a wide integer."""

@@ -143,14 +143,22 @@ class KernelPrecision:
             for f, r, o in zip(self.formats, self.roundings, self.overflows)
         )
 
-    def context(self, seed: int = 0):
-        """The context argument of a compiled kernel for this precision."""
+    def context(self, seed: int = 0, *, specialise: bool = True):
+        """The context argument of a compiled kernel for this precision.
+
+        Fixed point: with ``specialise`` the format table is part of the context's type, so
+        each set of formats is compiled into its own specialisation (fastest to run, one
+        compilation per set of formats); without it the formats are read at run time from
+        an array (one compilation serves every set of formats, for sweeps over widths).
+        Both give bit-identical results."""
         if self.kind == "float64":
             return np.float64(0.0)
         if self.kind == "float32":
             return np.float32(0.0)
         events = np.zeros((N_CHUNKS, len(self.formats)), np.int64)
-        return (FormatTable(self.table()), events, np.uint64(seed))
+        if specialise:
+            return (FormatTable(self.table()), events, np.uint64(seed))
+        return (np.array(self.table(), np.int64).reshape(-1, 5), events, np.uint64(seed))
 
     def encode(self, name: str, x, seed: int = 0, log: OverflowLog | None = None) -> np.ndarray:
         """Kernel input for variable ``name``: floats of the kernel's type, or raw words
@@ -272,9 +280,91 @@ def _bump(typingctx, address, index):
     return sig, codegen
 
 
+@intrinsic
+def _peek(typingctx, address, index):
+    """The int64 at ``address`` + 8 * ``index`` (a run-time format table)."""
+    sig = types.int64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        addr, idx = args
+        i64 = ir.IntType(64)
+        return builder.load(builder.gep(builder.inttoptr(addr, i64.as_pointer()), [idx]))
+
+    return sig, codegen
+
+
+def _is_runtime(e) -> bool:
+    """A fixed context whose formats are read at run time (not part of its type)."""
+    return not isinstance(e.types[0], FormatTableType)
+
+
+@njit(nogil=True)
+def _fmt(e, v):
+    """(signed, word, frac, rounding, overflow) of variable v of a run-time format table."""
+    b = np.int64(v) * 5
+    return (_peek(e[0], b) != 0, _peek(e[0], b + 1), _peek(e[0], b + 2), _peek(e[0], b + 3),
+            _peek(e[0], b + 4))
+
+
+@njit(nogil=True)
+def _rbits(e, v, rnd):
+    return Q.random_bits(e[2], e[3], v) if rnd == STOCHASTIC else np.uint64(0)
+
+
+@njit(nogil=True, cache=True)
+def _rt_binary(op, e, ra, va, rb_, vb, vo):
+    """Run-time-format add (op 0), sub (1) or mul (2): one compiled routine for every format."""
+    sa, _, fa, _, _ = _fmt(e, va)
+    sb, _, fb, _, _ = _fmt(e, vb)
+    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    rbits = _rbits(e, vo, rnd)
+    if op == 0:
+        r, ev = Q.add_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
+    elif op == 1:
+        r, ev = Q.sub_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
+    else:
+        r, ev = Q.mul_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
+    if ev:
+        _bump(e[1], vo)
+    return r
+
+
+@njit(nogil=True, cache=True)
+def _rt_from_float(e, x, vo):
+    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    r, ev = Q.from_float_raw(x, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
+    if ev:
+        _bump(e[1], vo)
+    return r
+
+
+@njit(nogil=True, cache=True)
+def _rt_convert(e, ra, sa, fa, vo):
+    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    r, ev = Q.add_raw(ra, sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf,
+                      _rbits(e, vo, rnd))
+    if ev:
+        _bump(e[1], vo)
+    return r
+
+
+@njit(nogil=True, cache=True)
+def _rt_less(e, ra, va, rb_, vb):
+    sa, _, fa, _, _ = _fmt(e, va)
+    sb, _, fb, _, _ = _fmt(e, vb)
+    return Q.compare_raw(ra, sa, fa, rb_, sb, fb) < 0
+
+
 @overload(chunk)
 def _chunk(ctx, k):
     if _is_fixed(ctx):
+        if isinstance(ctx.types[0], types.Array):
+            def runtime(ctx, k):
+                row = ctx[1][k]
+                return (np.int64(ctx[0].ctypes.data), np.int64(row.ctypes.data), ctx[2],
+                        np.int64(0))
+            return runtime
+
         def impl(ctx, k):
             row = ctx[1][k]
             return (ctx[0], np.int64(row.ctypes.data), ctx[2], np.int64(0))
@@ -298,7 +388,8 @@ def _random(e, v):
 def _load(e, x, v):
     """A kernel input element: a float cast to the context's type, or a raw word of var v."""
     if _is_fixed(e):
-        _var(e.types[0].table, v, "load")
+        if not _is_runtime(e):
+            _var(e.types[0].table, v, "load")
         return lambda e, x, v: (np.int64(x), v)
     dt = e
     return lambda e, x, v: dt(x)
@@ -307,6 +398,8 @@ def _load(e, x, v):
 @overload(const, prefer_literal=True)
 def _const(e, x, v):
     """A float constant rounded into variable v's format (or cast to the float type)."""
+    if _is_fixed(e) and _is_runtime(e):
+        return lambda e, x, v: (_rt_from_float(e, np.float64(x), np.int64(v)), v)
     if _is_fixed(e):
         so, wo, fo, rnd, ovf = _var(e.types[0].table, v, "const")
         so = so != 0
@@ -323,10 +416,13 @@ def _const(e, x, v):
     return lambda e, x, v: dt(x)
 
 
-def _binary_overload(name, raw_op, float_op):
+def _binary_overload(name, raw_op, float_op, opcode):
     def ol(e, x, y, v):
         if not _is_fixed(e):
             return float_op
+        if _is_runtime(e):
+            return lambda e, x, y, v: (_rt_binary(opcode, e, x[0], np.int64(x[1]), y[0],
+                                                  np.int64(y[1]), np.int64(v)), v)
         table = e.types[0].table
         sa, _, fa, _, _ = _var(table, x.types[1], f"{name} (first operand)")
         sb, _, fb, _, _ = _var(table, y.types[1], f"{name} (second operand)")
@@ -345,11 +441,11 @@ def _binary_overload(name, raw_op, float_op):
 
 
 # inlined at numba-IR level: each fixed operation would otherwise be a real call
-for _op, _raw, _float in ((add, Q.add_raw, lambda e, x, y, v: x + y),
-                          (sub, Q.sub_raw, lambda e, x, y, v: x - y),
-                          (mul, Q.mul_raw, lambda e, x, y, v: x * y)):
+for _code, (_op, _raw, _float) in enumerate(((add, Q.add_raw, lambda e, x, y, v: x + y),
+                                             (sub, Q.sub_raw, lambda e, x, y, v: x - y),
+                                             (mul, Q.mul_raw, lambda e, x, y, v: x * y))):
     overload(_op, prefer_literal=True, inline="always")(
-        _binary_overload(_op.__name__, _raw, _float))
+        _binary_overload(_op.__name__, _raw, _float, _code))
 
 
 @overload(store)
@@ -358,6 +454,77 @@ def _store(e, x):
     if _is_fixed(e):
         return lambda e, x: x[0]
     return lambda e, x: x
+
+
+# ------------------------------------------------------- conversion between kernels --
+convert = _stub("convert")
+convert.__doc__ = """``convert(e, x, src, v)``: value ``x`` of another kernel's element context ``src``
+as a value of variable ``v`` of ``e``'s kernel (the wire between two hardware units whose
+formats differ).  Fixed to fixed: the exact value rounded once into v's format with v's
+rounding and overflow modes (an overflow counts as an event of v); float to fixed: the
+float rounded once likewise; fixed to float: the word's value in the float type (exact for
+words of at most 24 (float32) or 53 (float64) significant bits, else rounded to nearest);
+float to float: a cast."""
+
+
+@overload(convert, prefer_literal=True, inline="always")
+def _convert(e, x, src, v):
+    if not _is_fixed(e):
+        dt = e
+        if not _is_fixed(src):
+            return lambda e, x, src, v: dt(x)
+        if _is_runtime(src):
+            def rt_to_float(e, x, src, v):
+                sa, _, fa, _, _ = _fmt(src, x[1])
+                w = np.float64(x[0]) if sa else np.float64(np.uint64(x[0]))
+                return dt(w * 2.0 ** -fa)
+            return rt_to_float
+        sa, _, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
+        scale = 2.0 ** -fa
+        if sa:
+            return lambda e, x, src, v: dt(np.float64(x[0]) * scale)
+        return lambda e, x, src, v: dt(np.float64(np.uint64(x[0])) * scale)
+    if _is_runtime(e):
+        if not _is_fixed(src):
+            return lambda e, x, src, v: (_rt_from_float(e, np.float64(x), np.int64(v)), v)
+        if _is_runtime(src):
+            def rt_rt(e, x, src, v):
+                sa, _, fa, _, _ = _fmt(src, x[1])
+                return (_rt_convert(e, x[0], sa, fa, np.int64(v)), v)
+            return rt_rt
+        sa, _, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
+        sa = sa != 0
+        return lambda e, x, src, v: (_rt_convert(e, x[0], sa, fa, np.int64(v)), v)
+    so, wo, fo, rnd, ovf = _var(e.types[0].table, v, "convert")
+    so = so != 0
+    stochastic = rnd == STOCHASTIC
+    if not _is_fixed(src):
+        def from_float(e, x, src, v):
+            rb = _random(e, v) if stochastic else np.uint64(0)
+            r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
+            if ev:
+                _bump(e[1], v)
+            return (r, v)
+        return from_float
+    if _is_runtime(src):
+        def from_rt(e, x, src, v):
+            sa, _, fa, _, _ = _fmt(src, x[1])
+            rb = _random(e, v) if stochastic else np.uint64(0)
+            r, ev = Q.add_raw(x[0], sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf, rb)
+            if ev:
+                _bump(e[1], v)
+            return (r, v)
+        return from_rt
+    sa, _, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
+    sa = sa != 0
+
+    def impl(e, x, src, v):
+        rb = _random(e, v) if stochastic else np.uint64(0)
+        r, ev = Q.add_raw(x[0], sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf, rb)
+        if ev:
+            _bump(e[1], v)
+        return (r, v)
+    return impl
 
 
 # ------------------------------------------------------- comparison and table lookup --
@@ -397,6 +564,8 @@ def _less(e, x, y):
     """Exact ``x < y`` (a bool) of two values, in any formats."""
     if not _is_fixed(e):
         return lambda e, x, y: x < y
+    if _is_runtime(e):
+        return lambda e, x, y: _rt_less(e, x[0], np.int64(x[1]), y[0], np.int64(y[1]))
     table = e.types[0].table
     sa, _, fa, _, _ = _var(table, x.types[1], "less (first operand)")
     sb, _, fb, _, _ = _var(table, y.types[1], "less (second operand)")
@@ -446,32 +615,55 @@ def _fraction_to(ur, fsrc, su, wu, fu, rnd, ovf, rbits):
     return Q.cast_raw(np.int64(ur), False, fsrc, su, wu, fu, rnd, ovf, rbits)
 
 
-def _bin_typing(name, e, t, vu, fixed_impl_maker, float_impl_maker):
+def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
+    """The implementation of a bin operation for a context type: float, run-time formats
+    or a format table; the two fixed ones call ``core`` on the raw word of t."""
     if not _is_fixed(e):
         one = np.dtype(str(e)).type(1.0)
         # the largest float below 1 in the context's type: t is clamped to [0, this]
         return float_impl_maker(e, np.nextafter(one, one - one))
+    if _is_runtime(e):
+        def formats(e, t, vu):
+            st, _, ft, _, _ = _fmt(e, t[1])
+            return (st, ft, np.int64(t[1])) + _fmt(e, vu)
+        return impl_maker(core, njit(formats))
     table = e.types[0].table
-    tv = t.types[1]
-    st, _, ft, _, _ = _var(table, tv, f"{name} (t)")
+    st, _, ft, _, _ = _var(table, t.types[1], f"{name} (t)")
     su, wu, fu, rnd, ovf = _var(table, vu, name)
-    return fixed_impl_maker(st != 0, ft, tv.literal_value, su != 0, wu, fu, rnd, ovf,
-                            rnd == STOCHASTIC)
+    fmts = (st != 0, ft, t.types[1].literal_value, su != 0, wu, fu, rnd, ovf)
+    return impl_maker(core, njit(lambda e, t, vu: fmts))
 
 
-def _uniform_fixed(st, ft, tv, su, wu, fu, rnd, ovf, stochastic):
+def _uniform_impl(core, formats):
     def impl(e, t, n_bits, vu):
-        w, ev = _unit_word(t[0], st, ft)
-        if ev:
-            _bump(e[1], tv)
-        sh = ft - n_bits
-        k, ur = _split(w, sh)
-        rb = _random(e, vu) if stochastic else _U0
-        r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, rb)
-        if ev:
-            _bump(e[1], vu)
-        return np.int64(k), (r, vu)
+        st, ft, tv, su, wu, fu, rnd, ovf = formats(e, t, vu)
+        k, r = core(e, t[0], st, ft, tv, (n_bits,), su, wu, fu, rnd, ovf, np.int64(vu))
+        return k, (r, vu)
     return impl
+
+
+def _log2_impl(core, formats):
+    def impl(e, t, n_seg, bin_bits, vu):
+        st, ft, tv, su, wu, fu, rnd, ovf = formats(e, t, vu)
+        k, r = core(e, t[0], st, ft, tv, (n_seg, bin_bits), su, wu, fu, rnd, ovf,
+                    np.int64(vu))
+        return k, (r, vu)
+    return impl
+
+
+@njit(nogil=True)
+def _uniform_core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu):
+    """Fixed uniform_bin on the raw word of t: (k, raw u); events bumped."""
+    (n_bits,) = layout
+    w, ev = _unit_word(traw, st, ft)
+    if ev:
+        _bump(e[1], tv)
+    sh = ft - n_bits
+    k, ur = _split(w, sh)
+    r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
+    if ev:
+        _bump(e[1], vu)
+    return np.int64(k), r
 
 
 def _uniform_float(dt, one_below):
@@ -484,29 +676,29 @@ def _uniform_float(dt, one_below):
     return impl
 
 
-def _log2_fixed(st, ft, tv, su, wu, fu, rnd, ovf, stochastic):
-    def impl(e, t, n_seg, bin_bits, vu):
-        w, ev = _unit_word(t[0], st, ft)
-        if ev:
-            _bump(e[1], tv)
-        last = n_seg - 1
-        j = last
-        p = ft - last  # fractional bits of w within the last (denormal) segment
-        x = w
-        if w != _U0:
-            lz = np.int64(_leading_zeros(w)) - (64 - ft)  # leading zeros of the ft-bit word
-            if lz < last:
-                j = lz
-                p = ft - lz - 1  # bits after the leading one
-                x = w - (_U1 << np.uint64(p))
-        sh = p - bin_bits
-        m, ur = _split(x, sh)
-        rb = _random(e, vu) if stochastic else _U0
-        r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, rb)
-        if ev:
-            _bump(e[1], vu)
-        return (j << bin_bits) + np.int64(m), (r, vu)
-    return impl
+@njit(nogil=True)
+def _log2_core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu):
+    """Fixed log2_bin on the raw word of t: (index, raw u); events bumped."""
+    n_seg, bin_bits = layout
+    w, ev = _unit_word(traw, st, ft)
+    if ev:
+        _bump(e[1], tv)
+    last = n_seg - 1
+    j = last
+    p = ft - last  # fractional bits of w within the last (denormal) segment
+    x = w
+    if w != _U0:
+        lz = np.int64(_leading_zeros(w)) - (64 - ft)  # leading zeros of the ft-bit word
+        if lz < last:
+            j = lz
+            p = ft - lz - 1  # bits after the leading one
+            x = w - (_U1 << np.uint64(p))
+    sh = p - bin_bits
+    m, ur = _split(x, sh)
+    r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
+    if ev:
+        _bump(e[1], vu)
+    return (j << bin_bits) + np.int64(m), r
 
 
 def _log2_float(dt, one_below):
@@ -533,9 +725,9 @@ def _log2_float(dt, one_below):
 
 @overload(uniform_bin, prefer_literal=True)
 def _uniform_bin(e, t, n_bits, vu):
-    return _bin_typing("uniform_bin", e, t, vu, _uniform_fixed, _uniform_float)
+    return _bin_typing("uniform_bin", e, t, vu, _uniform_core, _uniform_float, _uniform_impl)
 
 
 @overload(log2_bin, prefer_literal=True)
 def _log2_bin(e, t, n_seg, bin_bits, vu):
-    return _bin_typing("log2_bin", e, t, vu, _log2_fixed, _log2_float)
+    return _bin_typing("log2_bin", e, t, vu, _log2_core, _log2_float, _log2_impl)

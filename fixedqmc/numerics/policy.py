@@ -183,7 +183,7 @@ def int_bits_for(lo: float, hi: float, signed: bool) -> int:
 def format_for_range(lo: float, hi: float, word_bits: int, name: str = "variable") -> QFormat:
     """The format of ``word_bits`` bits with the fewest integer bits that holds [lo, hi]
     (unsigned if lo >= 0), so all remaining bits are fractional."""
-    signed = lo < 0
+    signed = bool(lo < 0)
     ib = int_bits_for(lo, hi, signed)
     if ib + int(signed) > word_bits:
         raise FormatError(

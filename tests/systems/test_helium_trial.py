@@ -8,7 +8,6 @@ Finite-difference tolerances come from the step h: a central first difference ha
 
 import numpy as np
 import pytest
-from scipy.linalg import eigh_tridiagonal
 
 from fixedqmc.systems.helium import (
     DEFAULT_PAIR_PARAMS,
@@ -27,6 +26,7 @@ from fixedqmc.systems.helium import (
     sapt2,
     t2,
 )
+from fixedqmc.systems.helium.dimer import dimer_ground_state, dimer_vmc_energy
 
 EPS = np.finfo(np.float64).eps
 H = 1e-4  # finite-difference step, angstrom
@@ -252,16 +252,8 @@ def test_default_params_normalisable_at_both_ends():
 
 def test_default_params_bind_he2_with_sapt2():
     """Variational He2 energy (radial quadrature) is negative and above the exact ground state."""
-    p = DEFAULT_PAIR_PARAMS
-    r = np.concatenate([np.linspace(1.5, 30.0, 30000), np.geomspace(30.0, 6000.0, 30000)[1:]])
-    w = np.exp(2 * (t2(r, p) - t2(r, p).max())) * r**2
-    e_vmc = np.trapezoid(w * dimer_local_energy(r, p, "SAPT2", HBAR2_2M), r) / np.trapezoid(w, r)
-    # exact He2 ground state: -2 hbar^2/2m u'' + V u = E u (reduced mass m/2), finite differences
-    grid = np.linspace(1.5, 600.0, 40001)[1:-1]
-    d = grid[1] - grid[0]
-    diag = 4 * HBAR2_2M / d**2 + sapt2(grid)
-    off = np.full(grid.size - 1, -2 * HBAR2_2M / d**2)
-    e_exact = eigh_tridiagonal(diag, off, select="i", select_range=(0, 0))[0][0]
+    e_vmc = dimer_vmc_energy(DEFAULT_PAIR_PARAMS, "SAPT2", hbar2_2m=HBAR2_2M).energy
+    e_exact = dimer_ground_state("SAPT2", hbar2_2m=HBAR2_2M).energy
     assert -2.0e-3 < e_exact < -1.7e-3  # about -1.82 mK
     assert e_exact < e_vmc < -1.5e-3  # variational, and bound (measured -1.565 mK)
 

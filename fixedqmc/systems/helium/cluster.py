@@ -1,0 +1,355 @@
+"""A bosonic helium cluster as a QMC system: tables, kernel precisions and evaluation.
+
+:class:`HeliumCluster` bundles the Hamiltonian (``N`` atoms, a pair potential, Eq. 8-9 of
+HAQMC, seed 002) and the pair-product trial function (Eq. 11-17) with the compiled kernels
+of :mod:`fixedqmc.systems.helium.kernels`.  Drivers (:mod:`fixedqmc.qmc`) only call
+:meth:`HeliumCluster.evaluate` and :meth:`HeliumCluster.atom_move`; they never see a
+precision.
+
+Units: positions in angstrom, energies in kelvin, ``hbar2_2m`` in K A**2.
+
+Pair functions come from two-region tables of the squared distance (:mod:`fixedqmc.tables`)
+over ``[r_min**2, r_max**2]`` (:class:`TableSettings`):
+
+========== ============================== ==================
+table      function                       sigma rule
+========== ============================== ==================
+potential  V(r) (K)                       zero of V
+T2         T2(r) (ln of the pair factor)  maximum of T2
+G          T2'(r) / r (1/A**2)            sign change
+L          T2''(r) + 2 T2'(r) / r (1/A**2) sign change
+========== ============================== ==================
+
+``r_max`` is also the support of the trial function: a configuration with a pair farther
+apart than ``r_max`` has psi = 0 (its moves are rejected), so choose it beyond the cluster's
+extent.  Pairs closer than ``r_min`` use the table's value at ``r_min`` (psi**2 there is
+below exp(-2 * 118.8 / r_min**5) for the default parameters: 1e-14 at 1.5 A).
+
+Declared variable ranges (used by width-only specs such as ``fixed:32`` when no profile is
+given) are worst cases over the tables and the atom count; a range profile
+(``ranges=``) gives far tighter formats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
+from fixedqmc.numerics.overflow import OverflowLog
+from fixedqmc.numerics.policy import parse_precision
+from fixedqmc.systems.helium import kernels as K
+from fixedqmc.systems.helium.constants import HBAR2_2M
+from fixedqmc.systems.helium.potentials import get_potential
+from fixedqmc.systems.helium.trial import (DEFAULT_PAIR_PARAMS, PairProductParams, dt2, d2t2,
+                                           pair_laplacian_term, t2)
+from fixedqmc.tables.evaluate import table_ranges
+from fixedqmc.tables.two_region import TwoRegionTable, build_table
+
+KERNEL_NAMES = ("distance", "potential", "wavefunction", "kinetic")
+SOURCES = ("table", "analytic")
+_PAD = 2.0 ** -20
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """Range and layout of the pair-function tables (A; HAQMC layout by default)."""
+
+    r_min: float = 1.4
+    r_max: float = 100.0
+    n1: int = 256
+    n_seg: int = 21
+    n_bin: int = 64
+    coef_format: str | None = None
+
+    def __post_init__(self):
+        if not (math.isfinite(self.r_min) and math.isfinite(self.r_max)
+                and 0 < self.r_min < self.r_max):
+            raise FixedQMCError(f"tables: need 0 < r_min < r_max (A), got r_min={self.r_min!r}, "
+                                f"r_max={self.r_max!r}")
+
+
+@dataclass
+class Evaluation:
+    """Kernel results for a batch of configurations (float64, per walker).
+
+    ``ln_psi`` (n_w,), ``potential`` and ``kinetic`` (K, n_w; NaN when not computed),
+    ``grad`` (n_w, N, 3) of ln psi in 1/A (None without kinetic), ``outside`` (n_w,) pairs
+    beyond the trial function's support."""
+
+    ln_psi: np.ndarray
+    potential: np.ndarray
+    kinetic: np.ndarray
+    grad: np.ndarray | None
+    outside: np.ndarray
+
+    @property
+    def local_energy(self) -> np.ndarray:
+        return self.potential + self.kinetic
+
+
+def _pad(lo: float, hi: float) -> tuple[float, float]:
+    lo, hi = float(lo), float(hi)
+    m = max(abs(lo), abs(hi)) * _PAD
+    return (lo - m if lo < 0 else lo), (hi + m if hi > 0 else hi)
+
+
+def _sum_range(lo: float, hi: float, n: int) -> tuple[float, float]:
+    return _pad(n * min(lo, 0.0), n * max(hi, 0.0))
+
+
+def table_variable_ranges(table: TwoRegionTable, prefix: str = "") -> dict:
+    """Ranges of the lookup variables of :mod:`kernels` for one table."""
+    ranges = dict(table_ranges(table))
+    off, scale = np.array(table.offset), np.array(table.scale)
+    y_lo, y_hi = ranges["y"]
+    ys = np.array([scale * y_lo, scale * y_hi])
+    f = ys + off
+    ranges.update(scale=_pad(scale.min(), scale.max()), off=_pad(off.min(), off.max()),
+                  ys=_pad(ys.min(), ys.max()), f=_pad(f.min(), f.max()))
+    return {prefix + k: v for k, v in ranges.items()}
+
+
+class HeliumCluster:
+    """He_N with a pair potential and a pair-product trial function (module docstring).
+
+    Parameters
+    ----------
+    n_atoms : int
+        N >= 2.
+    potential : str or callable
+        A registered potential name (``"SAPT2"``, ``"HFD-B"``, ``"LM2M2"``, ...) or a
+        vectorised ``V(r)`` (r in A, V in K).
+    params : PairProductParams
+        Trial-function parameters (must be normalisable for a cluster).
+    precision : str or PrecisionPolicy
+        Precision spec over the kernels ``distance``, ``potential``, ``wavefunction``,
+        ``kinetic``.
+    sources : dict, optional
+        Kernel -> ``"table"`` (default) or ``"analytic"`` for ``potential``,
+        ``wavefunction`` and ``kinetic`` (analytic needs a float precision and a built-in
+        potential).
+    tables : TableSettings
+    hbar2_2m : float
+        hbar**2 / 2m in K A**2.
+    ranges : dict, optional
+        ``{kernel: {variable: (lo, hi)}}`` from a range profile, sizing width-only specs.
+    seed : int
+        Seed of stochastic rounding.
+    specialise : bool
+        Compile fixed formats into the kernels (fastest, but one compilation of a minute or
+        more per set of formats) instead of reading them at run time (one compilation for
+        every format; :meth:`KernelPrecision.context`).  Results are bit-identical.
+    """
+
+    kernel_names = KERNEL_NAMES
+
+    def __init__(self, n_atoms: int, potential="SAPT2", params: PairProductParams = DEFAULT_PAIR_PARAMS,
+                 precision="float64", *, sources: dict | None = None,
+                 tables: TableSettings = TableSettings(), hbar2_2m: float = HBAR2_2M,
+                 ranges: dict | None = None, seed: int = 0, specialise: bool = False):
+        if isinstance(n_atoms, bool) or not isinstance(n_atoms, (int, np.integer)) or n_atoms < 2:
+            raise FixedQMCError(f"n_atoms must be an integer >= 2, got {n_atoms!r}")
+        if not isinstance(params, PairProductParams):
+            raise FixedQMCError(f"params must be PairProductParams, got {type(params).__name__}")
+        params.check_normalisable()
+        if not (math.isfinite(hbar2_2m) and hbar2_2m > 0):
+            raise FixedQMCError(f"hbar2_2m must be a positive number (K A^2), got {hbar2_2m!r}")
+        self.n_atoms = int(n_atoms)
+        self.potential_name = potential if isinstance(potential, str) else getattr(
+            potential, "__name__", "user potential")
+        self.potential_fn = get_potential(potential) if isinstance(potential, str) else potential
+        if not callable(self.potential_fn):
+            raise FixedQMCError(f"potential must be a name or a callable V(r), got {potential!r}")
+        self.params = params
+        self.settings = tables
+        self.hbar2_2m = float(hbar2_2m)
+        self.seed = int(seed)
+        self.specialise = bool(specialise)
+        self.sources = self._check_sources(sources or {})
+        self.policy = parse_precision(precision)
+        self.tables = self._build_tables()
+        self.specs = self._specs()
+        self.policy.check_kernels({k: s.names for k, s in self.specs.items()})
+        ranges = ranges or {}
+        self.precisions: dict[str, KernelPrecision] = {
+            k: spec.resolve(self.policy, ranges.get(k)) for k, spec in self.specs.items()}
+        for k, src in self.sources.items():
+            if src == "analytic" and self.precisions[k].kind == "fixed":
+                raise FixedQMCError(f"kernel {k!r}: analytic evaluation runs in float64 or "
+                                    "float32 only; use source 'table' for fixed point")
+        self.log = OverflowLog()
+        self._sources = self._kernel_sources()
+
+    # -- set-up -----------------------------------------------------------------------
+    @staticmethod
+    def _check_sources(sources: dict) -> dict:
+        out = {"potential": "table", "wavefunction": "table", "kinetic": "table"}
+        for k, v in sources.items():
+            if k not in out:
+                raise FixedQMCError(f"sources: unknown kernel {k!r}; allowed: {', '.join(out)}")
+            if v not in SOURCES:
+                raise FixedQMCError(f"sources.{k}: {v!r} is not one of {', '.join(SOURCES)}")
+            out[k] = v
+        return out
+
+    def _build_tables(self) -> dict:
+        st, p = self.settings, self.params
+        s_min, s_max = st.r_min ** 2, st.r_max ** 2
+        functions = {
+            "potential": (self.potential_fn, "zero"),
+            "T2": (lambda r: t2(r, p), "max"),
+            "G": (lambda r: dt2(r, p) / r, "sign_change"),
+            "L": (lambda r: pair_laplacian_term(r, p), "sign_change"),
+        }
+        out = {}
+        for name, (fn, rule) in functions.items():
+            try:
+                out[name] = build_table(fn, s_min, s_max, rule, st.n1, st.n_seg, st.n_bin,
+                                        coef_format=st.coef_format, name=name)
+            except FixedQMCError:  # no zero / maximum / sign change in range: split in the middle
+                out[name] = build_table(fn, s_min, s_max, math.sqrt(s_min * s_max), st.n1,
+                                        st.n_seg, st.n_bin, coef_format=st.coef_format,
+                                        name=name)
+        return out
+
+    def _specs(self) -> dict:
+        n, st, tab = self.n_atoms, self.settings, self.tables
+        pairs = n * (n - 1) // 2
+        xm = st.r_max
+        dist = {"x": (-xm, xm), "dx": (-2 * xm, 2 * xm), "dx2": (0.0, 4 * xm * xm),
+                "s": (0.0, 12 * xm * xm)}
+        pot = table_variable_ranges(tab["potential"])
+        pot["sum"] = _sum_range(*pot["f"], pairs)
+        wf = table_variable_ranges(tab["T2"])
+        wf["sum"] = _sum_range(*wf["f"], pairs)
+        wf["s_max"] = _pad(0.0, tab["T2"].s_max)
+        kin = {**table_variable_ranges(tab["G"], "g_"), **table_variable_ranges(tab["L"], "l_")}
+        r = np.geomspace(st.r_min, st.r_max, 4096)
+        gdx = float(np.max(np.abs(dt2(r, self.params))))
+        grad = (n - 1) * gdx
+        kin.update(dx=dist["dx"], gdx=_pad(-gdx, gdx), grad=_pad(-grad, grad),
+                   grad2=_pad(0.0, grad * grad), grad2_sum=_pad(0.0, 3 * n * grad * grad),
+                   lap_sum=_sum_range(*kin["l_f"], pairs))
+        declared = {"distance": (K.DISTANCE_VARIABLES, dist),
+                    "potential": (K.POTENTIAL_VARIABLES, pot),
+                    "wavefunction": (K.WAVEFUNCTION_VARIABLES, wf),
+                    "kinetic": (K.KINETIC_VARIABLES, kin)}
+        return {name: KernelSpec(name, tuple(Variable(v, *rng[v]) for v in names))
+                for name, (names, rng) in declared.items()}
+
+    def _table_source(self, kernel: str, table: TwoRegionTable, prefix: str = ""):
+        kp = self.precisions[kernel]
+
+        def enc(var, values):
+            return kp.encode(prefix + var, np.asarray(values, np.float64), self.seed)
+
+        coef = {k: np.concatenate([getattr(table, k + "1"), getattr(table, k + "2")])
+                for k in "abc"}
+        w = (table.sigma - table.s_min, table.s_max - table.sigma)
+        bits = (int(table.n1).bit_length() - 1, int(table.n_seg), int(table.n_bin).bit_length() - 1)
+        return (enc("s", [table.s_min, table.sigma]), enc("inv", [1 / w[0], 1 / w[1]]),
+                enc("off", table.offset), enc("scale", table.scale),
+                enc("a", coef["a"]), enc("b", coef["b"]), enc("c", coef["c"]),
+                *(np.int64(b) for b in bits))
+
+    def _kernel_sources(self) -> tuple:
+        tab = self.tables
+        out = []
+        for kernel, table, prefix in (("potential", "potential", ""), ("wavefunction", "T2", ""),
+                                      ("kinetic", "G", "g_"), ("kinetic", "L", "l_")):
+            if self.sources[kernel] == "analytic":
+                from fixedqmc.systems.helium.analytic_sources import analytic_source
+                out.append(analytic_source(table, self.potential_name, self.params,
+                                           self.precisions[kernel].dtype))
+            else:
+                out.append(self._table_source(kernel, tab[table], prefix))
+        s_max = self.precisions["wavefunction"].encode(
+            "s_max", np.array(tab["T2"].s_max), self.seed)
+        return (*out, s_max.ravel()[0])
+
+    # -- evaluation -------------------------------------------------------------------
+    def check_positions(self, positions) -> np.ndarray:
+        """Positions as a float64 (n_w, N, 3) array; raise on a wrong shape or NaN."""
+        pos = np.asarray(positions, np.float64)
+        if pos.ndim != 3 or pos.shape[1:] != (self.n_atoms, 3):
+            raise FixedQMCError(f"positions must have shape (n_walkers, {self.n_atoms}, 3), "
+                                f"got {pos.shape}")
+        if not np.isfinite(pos).all():
+            w, i, c = np.argwhere(~np.isfinite(pos))[0]
+            raise FixedQMCError(f"positions[{w}, {i}, {c}] is {pos[w, i, c]!r}; configurations "
+                                "must be finite")
+        return pos
+
+    def _step_seed(self, step: int) -> int:
+        """Seed of the stochastic-rounding stream of MC step ``step``."""
+        return int(np.random.SeedSequence([self.seed, int(step)]).generate_state(1, np.uint64)[0])
+
+    def _contexts(self, seed: int) -> tuple:
+        return tuple(self.precisions[k].context(seed, specialise=self.specialise)
+                     for k in KERNEL_NAMES)
+
+    def evaluate(self, positions, *, potential: bool = True, kinetic: bool = True,
+                 step: int = 0) -> Evaluation:
+        """ln psi, V, kinetic energy and grad ln psi of every walker (see :class:`Evaluation`).
+
+        ``step`` selects the stochastic-rounding stream (use the MC step index)."""
+        pos = self.check_positions(positions)
+        kp = self.precisions
+        nw, n = pos.shape[:2]
+        seed = self._step_seed(step)
+        ctx = self._contexts(seed)
+        x = kp["distance"].encode("x", pos, seed, self.log)
+        out_v = np.zeros(nw, kp["potential"].dtype)
+        out_w = np.zeros(nw, kp["wavefunction"].dtype)
+        out_out = np.zeros(nw, np.int64)
+        out_lap = np.zeros(nw, kp["kinetic"].dtype)
+        out_g2 = np.zeros(nw, kp["kinetic"].dtype)
+        out_grad = np.zeros((nw, n, 3) if kinetic else (nw, 0, 3), kp["kinetic"].dtype)
+        flags = np.array([int(potential), int(kinetic)], np.int64)
+        K.cluster_kernel(*ctx, flags, x, *self._sources, out_v, out_w, out_out, out_lap,
+                         out_g2, out_grad)
+        for name, c in zip(KERNEL_NAMES, ctx):
+            kp[name].report(c, self.log)
+        nan = np.full(nw, np.nan)
+        v = kp["potential"].decode("sum", out_v) if potential else nan
+        if kinetic:
+            lap = kp["kinetic"].decode("lap_sum", out_lap)
+            g2 = kp["kinetic"].decode("grad2_sum", out_g2)
+            kin = -self.hbar2_2m * (2.0 * lap + g2)
+            grad = kp["kinetic"].decode("grad", out_grad)
+        else:
+            kin, grad = nan, None
+        return Evaluation(kp["wavefunction"].decode("sum", out_w), v, kin, grad, out_out)
+
+    def atom_move(self, positions, atom: int, new, *, step: int = 0):
+        """``(delta ln psi, outside)`` for moving atom ``atom`` of every walker to ``new``
+        (n_w, 3): ln psi(R') - ln psi(R) and the new pairs beyond the support."""
+        pos = self.check_positions(positions)
+        new = np.asarray(new, np.float64).reshape(pos.shape[0], 3)
+        kp = self.precisions
+        seed = self._step_seed(step)
+        ctx = self._contexts(seed)
+        x = kp["distance"].encode("x", pos, seed, self.log)
+        xn = kp["distance"].encode("x", new, seed, self.log)
+        nw = pos.shape[0]
+        old = np.zeros(nw, kp["wavefunction"].dtype)
+        nv = np.zeros(nw, kp["wavefunction"].dtype)
+        outside = np.zeros(nw, np.int64)
+        K.atom_kernel(ctx[0], ctx[2], x, np.int64(atom), xn, self._sources[1], self._sources[4],
+                      old, nv, outside)
+        kp["distance"].report(ctx[0], self.log)
+        kp["wavefunction"].report(ctx[2], self.log)
+        dec = kp["wavefunction"].decode
+        return dec("sum", nv) - dec("sum", old), outside
+
+    def formats(self) -> dict:
+        """``{"kernel.variable": format or float type}`` of every variable."""
+        out = {}
+        for k, kp in self.precisions.items():
+            for v in kp.spec.names:
+                out[f"{k}.{v}"] = str(kp.format_of(v)) if kp.kind == "fixed" else kp.kind
+        return out

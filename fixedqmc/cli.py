@@ -2,6 +2,7 @@
 
 Subcommands::
 
+    fixedqmc run INPUT.toml       a VMC or DMC calculation (``--set key=value`` overrides)
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
     fixedqmc bench tables         two-region table evaluation, float64 and fixed (elements/s)
@@ -75,6 +76,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     raise FixedQMCError(f"unknown benchmark {args.what!r}")
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from fixedqmc.run.runner import run
+
+    result = run(args.input, sets=args.set or ())
+    s = result.summary
+    u = s["units"]
+    with pd.option_context("display.width", 160, "display.max_columns", 20,
+                           "display.float_format", "{:.6g}".format):
+        print(result.table().to_string(index=False))
+    print(f"energy: {s[f'energy_{u}']:.6g} +/- {s[f'energy_error_{u}']:.2g} {u}")
+    if s["overflow_total"]:
+        hot = {k: v for k, v in s["overflow"].items() if v}
+        print(f"overflow/saturation events: {s['overflow_total']} ({hot})")
+    print(f"results in {result.output}/ (trace.parquet, trace.csv, summary.json); "
+          f"wall time {s['wall_time_s']:.1f} s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fixedqmc",
@@ -82,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+
+    runp = sub.add_parser("run", help="run a VMC or DMC calculation from a TOML input")
+    runp.add_argument("input", nargs="?", default=None,
+                      help="TOML input file (omit to run the built-in defaults)")
+    runp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                      help="override an input key, e.g. --set method.walkers=200 (repeatable)")
+    runp.set_defaults(func=cmd_run)
 
     info = sub.add_parser("info", help="print versions, numba threading layer and thread count")
     info.set_defaults(func=cmd_info)

@@ -1,0 +1,315 @@
+"""``fixedqmc run``: a complete VMC or DMC calculation from an input, with checkpoints.
+
+:func:`run` validates the input (:mod:`fixedqmc.run.config`), builds the system and the
+walkers, runs the method block by block and writes to the output folder:
+
+``trace.parquet`` / ``trace.csv``
+    one row per block (and per time step for a DMC series): energies (K), acceptance,
+    step size or time step, population.
+``summary.json``
+    energy and error bar (reblocked production blocks, :func:`fixedqmc.qmc.reblock`) in K
+    and in the chosen units, V and K parts, acceptance, the time-step series and its
+    extrapolation (DMC), formats of every kernel variable, overflow counts, timings,
+    versions, the input and its hash.
+``checkpoint.pkl``
+    the complete state after the last finished block, written atomically (temporary file
+    + rename), so a run killed at any moment restarts from its last finished block and
+    ends with the same bits as an uninterrupted run.  A checkpoint or summary of a
+    different input is never resumed or overwritten: the run stops and says why.
+
+Reproducibility: all randomness comes from one ``numpy.random.SeedSequence(seed)``; kernel
+results do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import platform
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.qmc.dmc import DMCSettings, dmc_block, start_dmc, timestep_extrapolation
+from fixedqmc.qmc.estimators import reblock
+from fixedqmc.qmc.vmc import VMCSettings, start_vmc, vmc_block
+from fixedqmc.qmc.walkers import initial_walkers
+from fixedqmc.run.config import input_hash, load_config
+from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
+from fixedqmc.systems.helium.constants import HARTREE_K
+from fixedqmc.systems.helium.trial import PairProductParams
+
+UNIT_FACTORS = {"K": 1.0, "mK": 1e3, "hartree": 1.0 / HARTREE_K, "microhartree": 1e6 / HARTREE_K}
+CHECKPOINT = "checkpoint.pkl"
+
+
+# ------------------------------------------------------------------------ building --
+def build_system(config: dict) -> HeliumCluster:
+    """The system of an input (validated config)."""
+    s, t, tb = config["system"], config["trial"], config["tables"]
+    potential = s["potential"]
+    if ":" in potential:
+        from fixedqmc.tables.builtin import resolve_function
+        potential = resolve_function(potential)
+    params = PairProductParams(b=t["b"], a=t["a"], alpha=t["alpha"], a_k=tuple(t["a_k"]))
+    tables = TableSettings(r_min=tb["r_min"], r_max=tb["r_max"], n1=tb["n1"],
+                           n_seg=tb["n_seg"], n_bin=tb["n_bin"],
+                           coef_format=tb["coef_format"] or None)
+    return HeliumCluster(s["n_atoms"], potential, params, config["precision"],
+                         sources=config["kernels"], tables=tables, hbar2_2m=s["hbar2_2m"],
+                         seed=config["seed"], specialise=config["specialise"])
+
+
+def _vmc_settings(m: dict, blocks: int | None = None, equil: int | None = None) -> VMCSettings:
+    return VMCSettings(n_blocks=m["blocks"] if blocks is None else blocks,
+                       equil_blocks=m["equil_blocks"] if equil is None else equil,
+                       steps_per_block=m["steps_per_block"], step_size=m["step_size"],
+                       move=m["move"], target_acceptance=m["target_acceptance"])
+
+
+def _dmc_settings(m: dict, tau: float) -> DMCSettings:
+    return DMCSettings(tau=tau, n_blocks=m["blocks"], equil_blocks=m["equil_blocks"],
+                       steps_per_block=m["steps_per_block"],
+                       target_population=m["target_population"] or None)
+
+
+@dataclass
+class Stage:
+    """One driver run of a calculation: VMC, or DMC at one time step."""
+
+    name: str
+    kind: str
+    settings: object
+
+
+def stages(config: dict) -> list[Stage]:
+    m = config["method"]
+    if m["kind"] == "vmc":
+        return [Stage("vmc", "vmc", _vmc_settings(m))]
+    out = []
+    if m["vmc_blocks"]:
+        out.append(Stage("vmc", "vmc", _vmc_settings(m, blocks=m["vmc_blocks"], equil=0)))
+    out += [Stage(f"dmc_tau{tau:g}", "dmc", _dmc_settings(m, tau)) for tau in m["taus"]]
+    return out
+
+
+# -------------------------------------------------------------------- checkpoints --
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _check_folder(out: Path, digest: str) -> dict | None:
+    """The checkpoint to resume (None: start fresh); refuse a folder of another input."""
+    for name in (CHECKPOINT, "summary.json"):
+        p = out / name
+        if not p.exists():
+            continue
+        if name == CHECKPOINT:
+            ck = pickle.loads(p.read_bytes())
+            other = ck.get("input_hash")
+        else:
+            other = json.loads(p.read_text()).get("input_hash")
+        if other != digest:
+            raise FixedQMCError(
+                f"output folder {str(out)!r} holds results of a different input (hash {other}, "
+                f"this input {digest}); refusing to resume or overwrite it: choose another "
+                "output folder or delete that one")
+        if name == CHECKPOINT:
+            return ck
+    return None
+
+
+# ------------------------------------------------------------------------- results --
+def estimate(rows: list[dict]) -> dict:
+    """Reblocked energy, parts and acceptance of the production blocks of one stage."""
+    df = pd.DataFrame(rows)
+    prod = df[df["phase"] == "production"] if "phase" in df else df
+    if prod.empty:
+        prod = df
+    out = {"blocks": int(len(prod))}
+    for col in ("energy", "potential", "kinetic"):
+        rb = reblock(prod[col].to_numpy())
+        out[col] = rb.mean
+        out[f"{col}_error"] = rb.error
+    out["error_converged"] = bool(reblock(prod["energy"].to_numpy()).converged)
+    out["acceptance"] = float(prod["acceptance"].mean())
+    if "population" in prod:
+        out["population"] = float(prod["population"].mean())
+    return out
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for dist in ("fixedqmc", "numpy", "numba", "scipy", "pandas"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def _convert(stage_est: dict, units: str) -> dict:
+    f = UNIT_FACTORS[units]
+    return {k: (v * f if k.split("_")[0] in ("energy", "potential", "kinetic")
+                and isinstance(v, float) else v) for k, v in stage_est.items()}
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` returns: the trace, the summary dict and the output folder."""
+
+    trace: pd.DataFrame
+    summary: dict
+    output: Path
+
+    def table(self) -> pd.DataFrame:
+        """The short table printed by the CLI: one row per stage, energies in the
+        summary's units."""
+        units = self.summary["units"]
+        rows = []
+        for name, est in self.summary["stages"].items():
+            e = _convert(est, units)
+            rows.append({"stage": name, f"energy ({units})": e["energy"],
+                         f"error ({units})": e["energy_error"],
+                         f"V ({units})": e["potential"], f"K ({units})": e["kinetic"],
+                         "acceptance": e["acceptance"], "blocks": e["blocks"]})
+        if "extrapolation" in self.summary:
+            x = _convert(self.summary["extrapolation"], units)
+            rows.append({"stage": "dmc tau->0", f"energy ({units})": x["energy"],
+                         f"error ({units})": x["energy_error"]})
+        return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- run --
+def run(path=None, *, sets=(), overrides: dict | None = None, progress: bool | None = None,
+        stop_after_blocks: int | None = None, verbose: bool = False) -> RunResult:
+    """Run (or resume) the calculation of an input file and/or overrides.
+
+    ``stop_after_blocks`` stops (leaving the checkpoint) once that many blocks have been
+    run in this call, as an interruption would; ``progress`` shows a progress bar (default:
+    when stderr is a terminal).
+    """
+    config = load_config(path, sets, overrides)
+    digest = input_hash(config)
+    out = Path(config["output"])
+    out.mkdir(parents=True, exist_ok=True)
+    ck = _check_folder(out, digest)
+    summary_path = out / "summary.json"
+    if ck is None and summary_path.exists():  # finished earlier: report it
+        summary = json.loads(summary_path.read_text())
+        return RunResult(pd.read_parquet(out / "trace.parquet"), summary, out)
+
+    system = build_system(config)
+    plan = stages(config)
+    t0 = time.perf_counter()
+    base = ck["elapsed"] if ck is not None else 0.0
+    if ck is None:
+        seq = np.random.SeedSequence(config["seed"])
+        rng = np.random.default_rng(seq)
+        s = config["system"]
+        walkers = initial_walkers(config["method"]["walkers"], s["n_atoms"], rng,
+                                  geometry=s["geometry"], spacing=s["spacing"],
+                                  jitter=s["jitter"])
+        ck = {"input_hash": digest, "stage": 0, "state": None, "done": {}, "positions": walkers,
+              "rng": rng, "elapsed": 0.0, "overflow": {}}
+    else:
+        system.log.events.update(ck["overflow"])
+    total = sum(st.settings.total_blocks for st in plan)
+    finished = sum(plan[i].settings.total_blocks for i in range(ck["stage"])) + (
+        ck["state"].block if ck["state"] is not None else 0)
+    bar = _progress(total, finished, progress)
+    ran = 0
+    try:
+        while ck["stage"] < len(plan):
+            stage = plan[ck["stage"]]
+            st = ck["state"]
+            if st is None:
+                start = start_vmc if stage.kind == "vmc" else start_dmc
+                st = start(system, ck["positions"], stage.settings, ck["rng"])
+            block = vmc_block if stage.kind == "vmc" else dmc_block
+            while st.block < stage.settings.total_blocks:
+                if stop_after_blocks is not None and ran >= stop_after_blocks:
+                    return RunResult(pd.DataFrame(), {"stopped": True}, out)
+                block(system, st, stage.settings)
+                ran += 1
+                ck["state"] = st
+                ck["overflow"] = dict(system.log.events)
+                ck["elapsed"] = base + time.perf_counter() - t0
+                _atomic_write(out / CHECKPOINT, pickle.dumps(ck))
+                bar.update(1)
+            ck["done"][stage.name] = {"kind": stage.kind, "rows": st.rows,
+                                      "tau": getattr(stage.settings, "tau", None)}
+            ck["positions"] = st.positions
+            ck["rng"] = st.rng
+            ck["state"] = None
+            ck["stage"] += 1
+            _atomic_write(out / CHECKPOINT, pickle.dumps(ck))
+    finally:
+        bar.close()
+    elapsed = base + time.perf_counter() - t0
+    result = _finish(config, digest, system, ck["done"], elapsed, out)
+    (out / CHECKPOINT).unlink()
+    return result
+
+
+def _progress(total: int, initial: int, show: bool | None):
+    import sys
+
+    from tqdm import tqdm
+    if show is None:
+        show = sys.stderr.isatty()
+    return tqdm(total=total, initial=initial, unit="block", disable=not show)
+
+
+def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> RunResult:
+    frames = []
+    for name, d in done.items():
+        df = pd.DataFrame(d["rows"])
+        df.insert(0, "stage", name)
+        frames.append(df)
+    trace = pd.concat(frames, ignore_index=True)
+    stage_est = {name: estimate(d["rows"]) for name, d in done.items()}
+    summary = {"input_hash": digest, "units": config["units"], "energy_unit_stored": "K",
+               "stages": stage_est, "formats": system.formats(),
+               "overflow": {k: int(v) for k, v in system.log.events.items()},
+               "overflow_total": int(system.log.total_events),
+               "wall_time_s": elapsed, "versions": _versions(), "input": config}
+    dmc = [(d["tau"], stage_est[n]) for n, d in done.items() if d["kind"] == "dmc"]
+    final = stage_est[list(done)[-1]]
+    if len(dmc) >= 2:
+        x = timestep_extrapolation([t for t, _ in dmc], [e["energy"] for _, e in dmc],
+                                   [e["energy_error"] for _, e in dmc])
+        summary["extrapolation"] = {"energy": x["energy"], "energy_error": x["error"],
+                                    "slope": x["slope"], "chi2": x["chi2"]}
+        final = {"energy": x["energy"], "energy_error": x["error"]}
+    summary["energy"] = final["energy"]
+    summary["energy_error"] = final["energy_error"]
+    f = UNIT_FACTORS[config["units"]]
+    summary[f"energy_{config['units']}"] = final["energy"] * f
+    summary[f"energy_error_{config['units']}"] = final["energy_error"] * f
+    trace.to_parquet(out / "trace.parquet.tmp", index=False)
+    os.replace(out / "trace.parquet.tmp", out / "trace.parquet")
+    trace.to_csv(out / "trace.csv.tmp", index=False)
+    os.replace(out / "trace.csv.tmp", out / "trace.csv")
+    _atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=_json).encode())
+    return RunResult(trace, summary, out)
+
+
+def _json(x):
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return None if not math.isfinite(x) else float(x)
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

@@ -1,0 +1,115 @@
+"""Compiled cluster kernels against the float64 numpy reference, across precisions."""
+
+import numba
+import numpy as np
+import pytest
+
+from fixedqmc.errors import FixedQMCError, PrecisionSpecError
+from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
+from fixedqmc.systems.helium.trial import (DEFAULT_PAIR_PARAMS as P, grad_lap_ln_psi, ln_psi,
+                                           local_energy_pair_sum)
+
+TABLES = TableSettings(r_max=30.0)
+
+
+def configs(n_walkers=6, n_atoms=5, seed=3):
+    """Compact random clusters (no pair closer than 2.2 A, none beyond r_max)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n_walkers:
+        r = rng.normal(scale=3.0, size=(n_atoms, 3))
+        d = np.linalg.norm(r[:, None] - r[None], axis=-1)[np.triu_indices(n_atoms, 1)]
+        if d.min() > 2.2 and d.max() < 25.0:
+            out.append(r)
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    R = configs()
+    ref = HeliumCluster(5, tables=TABLES).evaluate(R)
+    return R, ref
+
+
+def test_float64_tables_match_the_analytic_reference(reference):
+    R, ev = reference
+    for w in range(R.shape[0]):
+        k, v = local_energy_pair_sum(R[w], P)
+        grad, _ = grad_lap_ln_psi(R[w], P)
+        assert ev.ln_psi[w] == pytest.approx(ln_psi(R[w], P), abs=1e-6)
+        assert ev.potential[w] == pytest.approx(v, abs=1e-4 * max(1.0, abs(v)))
+        assert ev.kinetic[w] == pytest.approx(k, abs=1e-4 * max(1.0, abs(k)))
+        np.testing.assert_allclose(ev.grad[w], grad, atol=1e-5)
+    assert (ev.outside == 0).all()
+
+
+def test_wide_fixed_agrees_and_narrow_fixed_degrades_measurably(reference):
+    R, ref = reference
+    errs = {}
+    for width in (48, 24):
+        sysm = HeliumCluster(5, precision=f"fixed:{width}", tables=TABLES)
+        ev = sysm.evaluate(R)
+        errs[width] = np.max(np.abs(ev.local_energy - ref.local_energy))
+        assert np.isfinite(ev.local_energy).all()
+    assert errs[48] < 1e-4  # K
+    assert errs[24] > 100 * errs[48]  # measurably worse, not silently equal
+
+
+def test_fixed_results_do_not_depend_on_thread_count(reference):
+    R, _ = reference
+    sysm = HeliumCluster(5, precision="fixed:32:stochastic", tables=TABLES)
+    runs = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        try:
+            ev = sysm.evaluate(R, step=7)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        runs.append(np.concatenate([ev.ln_psi, ev.local_energy, ev.grad.ravel()]))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_single_atom_move_matches_full_difference(reference):
+    R, _ = reference
+    sysm = HeliumCluster(5, tables=TABLES)
+    rng = np.random.default_rng(0)
+    new = R[:, 2] + rng.uniform(-0.4, 0.4, (R.shape[0], 3))
+    delta, outside = sysm.atom_move(R, 2, new)
+    moved = R.copy()
+    moved[:, 2] = new
+    full = sysm.evaluate(moved).ln_psi - sysm.evaluate(R).ln_psi
+    np.testing.assert_allclose(delta, full, atol=1e-9)
+    assert (outside == 0).all()
+
+
+def test_pairs_beyond_r_max_are_outside():
+    R = np.zeros((1, 2, 3))
+    R[0, 1, 0] = 31.0
+    assert HeliumCluster(2, tables=TABLES).evaluate(R).outside[0] == 1
+
+
+def test_overflow_of_a_narrow_format_is_counted(reference):
+    R, _ = reference
+    sysm = HeliumCluster(5, precision="default=float64,potential=fixed:48,potential.sum=fixed:Q4.8",
+                         tables=TABLES)
+    sysm.evaluate(R)
+    assert sysm.log.events["potential.sum"] > 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_atoms=1), "n_atoms"),
+    (dict(n_atoms=3, potential="nope"), "nope"),
+    (dict(n_atoms=3, precision="bogus=fixed:32"), "bogus"),
+    (dict(n_atoms=3, precision="potential.zz=fixed:32"), "zz"),
+    (dict(n_atoms=3, sources={"potential": "magic"}), "magic"),
+])
+def test_bad_system_input_names_the_problem(kwargs, match):
+    with pytest.raises((FixedQMCError, PrecisionSpecError), match=match):
+        HeliumCluster(tables=TABLES, **kwargs)
+
+
+def test_nan_configuration_is_rejected():
+    R = configs(1, 3)
+    R[0, 1, 2] = np.nan
+    with pytest.raises(FixedQMCError, match=r"positions\[0, 1, 2\]"):
+        HeliumCluster(3, tables=TABLES).evaluate(R)

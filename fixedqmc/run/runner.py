@@ -204,15 +204,15 @@ def run(path=None, *, sets=(), overrides: dict | None = None, progress: bool | N
     config = load_config(path, sets, overrides)
     digest = input_hash(config)
     out = Path(config["output"])
-    out.mkdir(parents=True, exist_ok=True)
-    ck = _check_folder(out, digest)
+    ck = _check_folder(out, digest) if out.is_dir() else None
     summary_path = out / "summary.json"
     if ck is None and summary_path.exists():  # finished earlier: report it
         summary = json.loads(summary_path.read_text())
         return RunResult(pd.read_parquet(out / "trace.parquet"), summary, out)
 
-    system = build_system(config)
+    system = build_system(config)  # every input error is raised before anything is written
     plan = stages(config)
+    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     base = ck["elapsed"] if ck is not None else 0.0
     if ck is None:

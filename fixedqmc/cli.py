@@ -7,6 +7,7 @@ Subcommands::
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
     fixedqmc bench tables         two-region table evaluation, float64 and fixed (elements/s)
     fixedqmc bench lutexp         LUT exponential, float64 / float32 / fixed (elements/s)
+    fixedqmc bench helium         HAQMC Table 2 workload: VMC of He_N, pair evaluations/s
     fixedqmc tables ...           generate, check and evaluate two-region tables
     fixedqmc lutexp               error report of a lookup-table exponential
 """
@@ -73,6 +74,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from fixedqmc.bench.tables import main_lutexp
 
         return main_lutexp(n=args.n or 1_000_000, repeats=args.repeats)
+    if args.what == "helium":
+        from fixedqmc.bench.helium import ATOMS, main_helium
+
+        return main_helium(tuple(args.atoms) if args.atoms else ATOMS, args.min_time)
     raise FixedQMCError(f"unknown benchmark {args.what!r}")
 
 
@@ -115,10 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=cmd_info)
 
     bench = sub.add_parser("bench", help="run a benchmark and print measured figures and ratios")
-    bench.add_argument("what", choices=["numerics", "tables", "lutexp"], help="which benchmark")
+    bench.add_argument("what", choices=["numerics", "tables", "lutexp", "helium"],
+                       help="which benchmark")
     bench.add_argument("--n", type=int, default=None,
                        help="elements (default 1e6; 1e7 for tables)")
     bench.add_argument("--repeats", type=int, default=5, help="timed repeats, best taken")
+    bench.add_argument("--atoms", type=int, nargs="+", default=None,
+                       help="helium: cluster sizes (default 64 ... 4096)")
+    bench.add_argument("--min-time", type=float, default=2.0,
+                       help="helium: seconds timed per point (whole iterations, >= 1)")
     bench.set_defaults(func=cmd_bench)
 
     add_table_commands(sub)

@@ -113,3 +113,24 @@ def test_nan_configuration_is_rejected():
     R[0, 1, 2] = np.nan
     with pytest.raises(FixedQMCError, match=r"positions\[0, 1, 2\]"):
         HeliumCluster(3, tables=TABLES).evaluate(R)
+
+
+def test_analytic_kernels_match_tables_and_run_in_float32(reference):
+    R, ref = reference
+    sources = {"potential": "analytic", "wavefunction": "analytic", "kinetic": "analytic"}
+    ana = HeliumCluster(5, sources=sources, tables=TABLES).evaluate(R)
+    for w in range(R.shape[0]):
+        k, v = local_energy_pair_sum(R[w], P)
+        assert ana.ln_psi[w] == pytest.approx(ln_psi(R[w], P), rel=1e-12)
+        assert ana.local_energy[w] == pytest.approx(k + v, rel=1e-9, abs=1e-9)
+    single = HeliumCluster(5, precision="float32", sources=sources, tables=TABLES).evaluate(R)
+    rel = np.abs(single.local_energy - ana.local_energy) / np.abs(ana.potential).max()
+    assert 0 < rel.max() < 1e-4  # float32 arithmetic: different, and close
+
+
+def test_analytic_needs_a_float_kernel_and_a_builtin_potential():
+    with pytest.raises(FixedQMCError, match="float64 or float32"):
+        HeliumCluster(3, precision="potential=fixed:32", sources={"potential": "analytic"},
+                      tables=TABLES)
+    with pytest.raises(FixedQMCError, match="built-in"):
+        HeliumCluster(3, lambda r: 0.0 * r, sources={"potential": "analytic"}, tables=TABLES)

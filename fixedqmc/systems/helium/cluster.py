@@ -26,8 +26,11 @@ extent.  Pairs closer than ``r_min`` use the table's value at ``r_min`` (psi**2 
 below exp(-2 * 118.8 / r_min**5) for the default parameters: 1e-14 at 1.5 A).
 
 Declared variable ranges (used by width-only specs such as ``fixed:32`` when no profile is
-given) are worst cases over the tables and the atom count; a range profile
-(``ranges=``) gives far tighter formats.
+given): per-pair values over the whole table; sums over pairs assume no pair closer than
+the core radius (where psi**2 < exp(-40), :meth:`HeliumCluster.core_radius`) and, for the
+short-range sums (V, L, grad), at most ``NEIGHBOURS`` = 16 close pairs per atom; the sum of
+T2 counts every pair.  Values outside a declared range saturate and are counted.  A range
+profile (``ranges=``, :mod:`fixedqmc.sweep.profile`) gives far tighter formats.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ from fixedqmc.tables.two_region import TwoRegionTable, build_table
 KERNEL_NAMES = ("distance", "potential", "wavefunction", "kinetic")
 SOURCES = ("table", "analytic")
 _PAD = 2.0 ** -20
+#: T2 below which a pair is "inside the core" for declared ranges (psi**2 < exp(-40))
+T2_CORE = -20.0
+#: pairs per atom assumed for the declared ranges of short-range sums (V, L, grad)
+NEIGHBOURS = 16
 
 
 @dataclass(frozen=True)
@@ -161,6 +168,7 @@ class HeliumCluster:
         self.n_atoms = int(n_atoms)
         self.potential_name = potential if isinstance(potential, str) else getattr(
             potential, "__name__", "user potential")
+        self.potential_spec = potential
         self.potential_fn = get_potential(potential) if isinstance(potential, str) else potential
         if not callable(self.potential_fn):
             raise FixedQMCError(f"potential must be a name or a callable V(r), got {potential!r}")
@@ -216,24 +224,36 @@ class HeliumCluster:
                                         name=name)
         return out
 
+    def core_radius(self) -> float:
+        """r_core (A): the distance below which psi**2 of a pair is below exp(2 T2_CORE)
+        (T2(r) < T2_CORE): sampled configurations essentially never have a pair closer."""
+        r = np.geomspace(self.settings.r_min, self.settings.r_max, 8192)
+        inside = np.flatnonzero(t2(r, self.params) >= T2_CORE)
+        return float(r[inside[0]]) if inside.size else self.settings.r_min
+
     def _specs(self) -> dict:
         n, st, tab = self.n_atoms, self.settings, self.tables
         pairs = n * (n - 1) // 2
+        near = min(pairs, NEIGHBOURS * n // 2)  # short-range pairs: bounded per atom
         xm = st.r_max
         dist = {"x": (-xm, xm), "dx": (-2 * xm, 2 * xm), "dx2": (0.0, 4 * xm * xm),
                 "s": (0.0, 12 * xm * xm)}
+        r = np.geomspace(self.core_radius(), st.r_max, 4096)
+
+        def span(values):
+            return float(np.min(values)), float(np.max(values))
+
         pot = table_variable_ranges(tab["potential"])
-        pot["sum"] = _sum_range(*pot["f"], pairs)
+        pot["sum"] = _sum_range(*span(self.potential_fn(r)), near)
         wf = table_variable_ranges(tab["T2"])
-        wf["sum"] = _sum_range(*wf["f"], pairs)
+        wf["sum"] = _sum_range(*span(t2(r, self.params)), pairs)
         wf["s_max"] = _pad(0.0, tab["T2"].s_max)
         kin = {**table_variable_ranges(tab["G"], "g_"), **table_variable_ranges(tab["L"], "l_")}
-        r = np.geomspace(st.r_min, st.r_max, 4096)
         gdx = float(np.max(np.abs(dt2(r, self.params))))
-        grad = (n - 1) * gdx
+        grad = min(n - 1, NEIGHBOURS) * gdx
         kin.update(dx=dist["dx"], gdx=_pad(-gdx, gdx), grad=_pad(-grad, grad),
                    grad2=_pad(0.0, grad * grad), grad2_sum=_pad(0.0, 3 * n * grad * grad),
-                   lap_sum=_sum_range(*kin["l_f"], pairs))
+                   lap_sum=_sum_range(*span(pair_laplacian_term(r, self.params)), near))
         declared = {"distance": (K.DISTANCE_VARIABLES, dist),
                     "potential": (K.POTENTIAL_VARIABLES, pot),
                     "wavefunction": (K.WAVEFUNCTION_VARIABLES, wf),
@@ -256,15 +276,25 @@ class HeliumCluster:
                 enc("a", coef["a"]), enc("b", coef["b"]), enc("c", coef["c"]),
                 *(np.int64(b) for b in bits))
 
+    def _analytic_source(self, kernel: str, table: str) -> tuple:
+        """``(function, coefficients)`` of the compiled analytic form, in the kernel's type."""
+        from fixedqmc.systems.helium import analytic as A
+        dtype = self.precisions[kernel].dtype
+        if table == "potential":
+            if not isinstance(self.potential_spec, str):
+                raise FixedQMCError("kernels.potential = 'analytic' needs a built-in potential "
+                                    "name; a user function is evaluated from tables")
+            return A.get_analytic_potential(self.potential_spec), np.zeros(1, dtype)
+        fn = {"T2": A.t2_s, "G": A.g_s, "L": A.l_s}[table]
+        return fn, A.pair_coefficients(self.params, dtype)
+
     def _kernel_sources(self) -> tuple:
         tab = self.tables
         out = []
         for kernel, table, prefix in (("potential", "potential", ""), ("wavefunction", "T2", ""),
                                       ("kinetic", "G", "g_"), ("kinetic", "L", "l_")):
             if self.sources[kernel] == "analytic":
-                from fixedqmc.systems.helium.analytic_sources import analytic_source
-                out.append(analytic_source(table, self.potential_name, self.params,
-                                           self.precisions[kernel].dtype))
+                out.append(self._analytic_source(kernel, table))
             else:
                 out.append(self._table_source(kernel, tab[table], prefix))
         s_max = self.precisions["wavefunction"].encode(

@@ -99,7 +99,7 @@ def _make_lookup(base: int):
 def _make_pair_value(base: int):
     """``pair_value(e, src, s_value)``: f(s) in e's kernel as variable ``base + f``, from a
     table source or, in float kernels, an analytic one (module docstring)."""
-    lookup = njit(_make_lookup(base), nogil=True)
+    lookup = njit(_make_lookup(base), nogil=True, inline="always")
     vs, vf = base + TABLE_VARIABLES.index("s"), base + TABLE_VARIABLES.index("f")
 
     def pair_value(e, src, s_value):

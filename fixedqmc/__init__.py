@@ -12,6 +12,13 @@ from fixedqmc import _numba_cache
 
 _numba_cache.install()  # before any compiled kernel is defined
 
+import warnings  # noqa: E402
+
+from numba.core.errors import NumbaIRAssumptionWarning  # noqa: E402
+
+# numba's pedantic IR check warns about variables of inlined kernel operations; harmless
+warnings.filterwarnings("ignore", category=NumbaIRAssumptionWarning)
+
 from fixedqmc.errors import (FixedOverflowError, FixedQMCError, FormatError, ModeError,
                              PrecisionSpecError)
 from fixedqmc.numerics.fixed import (Fixed, accumulate, add, cast, compare, fsum, mul, neg, shift,

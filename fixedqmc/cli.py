@@ -3,6 +3,8 @@
 Subcommands::
 
     fixedqmc run INPUT.toml       a VMC or DMC calculation (``--set key=value`` overrides)
+    fixedqmc profile INPUT.toml   float64 range profile of every kernel variable
+    fixedqmc sweep INPUT.toml     energy vs word width per kernel (paired / full estimates)
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
     fixedqmc bench tables         two-region table evaluation, float64 and fixed (elements/s)
@@ -101,6 +103,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from fixedqmc.run.config import load_config
+    from fixedqmc.sweep.estimates import sample_reference
+
+    config = load_config(args.input, args.set or ())
+    ref = sample_reference(config)
+    frame = ref.profile.frame(args.width)
+    out = Path(config["output"]) / "profile"
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "profile.csv", index=False)
+    (out / "profile.json").write_text(json.dumps(
+        {"samples": list(ref.samples.shape), "float64_energy_K": ref.energy,
+         "float64_error_K": ref.error, "margin_bits": 1, "stats": ref.profile.to_json()},
+        indent=2))
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.float_format", "{:.4g}".format):
+        print(frame.to_string(index=False))
+    print(f"float64 VMC on the samples: {ref.energy:.6g} +/- {ref.error:.2g} K; "
+          f"{ref.samples.shape[0]} blocks x {ref.samples.shape[1]} walkers profiled")
+    print(f"saved {out}/profile.csv and profile.json")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from fixedqmc.sweep import sweep
+
+    res = sweep(args.input, widths=args.widths, kernels=args.kernels, tolerance=args.tolerance,
+                mode=args.mode, sets=args.set or (), output=args.output, workers=args.workers,
+                scheduler=args.scheduler, float32=not args.no_float32)
+    d = "full_diff" if args.mode == "full" else "paired_diff"
+    e = "full_diff_error" if args.mode == "full" else "paired_error"
+    cols = ["kernels", "width", d, e, "overflow_events", "wall_time_s"]
+    cols += [c for c in ("full_energy", "full_error", "full_acceptance") if c in res.table]
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.float_format", "{:.4g}".format):
+        print(res.table[cols].to_string(index=False))
+        print()
+        print(res.answer[["kernels", "narrowest_width", "tolerance_K"]].to_string(index=False))
+    print(f"rule: {res.answer.rule.iloc[0]}; float64 energy "
+          f"{res.summary['float64_energy_K']:.6g} +/- {res.summary['float64_error_K']:.2g} K")
+    print(f"results in {res.output}/ (sweep.parquet, sweep.csv, answer.json, sweep.png)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fixedqmc",
@@ -115,6 +168,27 @@ def build_parser() -> argparse.ArgumentParser:
     runp.add_argument("--set", action="append", metavar="KEY=VALUE",
                       help="override an input key, e.g. --set method.walkers=200 (repeatable)")
     runp.set_defaults(func=cmd_run)
+
+    prof = sub.add_parser("profile", help="float64 range profile of every kernel variable")
+    prof.add_argument("input", nargs="?", default=None, help="TOML input file")
+    prof.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    prof.add_argument("--width", type=int, default=None,
+                      help="also show the format of every variable at this word width")
+    prof.set_defaults(func=cmd_profile)
+
+    sw = sub.add_parser("sweep", help="energy vs word width per kernel against a tolerance")
+    sw.add_argument("input", nargs="?", default=None, help="TOML input file")
+    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    sw.add_argument("--widths", default="16:48:4", help="start:stop[:step] or a comma list")
+    sw.add_argument("--kernels", default="all",
+                    help="comma list of kernels and/or 'all' (default all)")
+    sw.add_argument("--tolerance", type=float, default=0.01, help="energy tolerance in K")
+    sw.add_argument("--mode", default="paired", choices=["paired", "full", "both"])
+    sw.add_argument("--workers", type=int, default=None, help="local worker processes (2)")
+    sw.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
+    sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
+    sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
+    sw.set_defaults(func=cmd_sweep)
 
     info = sub.add_parser("info", help="print versions, numba threading layer and thread count")
     info.set_defaults(func=cmd_info)

@@ -36,7 +36,7 @@ counts are summed per chunk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -128,9 +128,40 @@ class KernelPrecision:
     formats: tuple
     roundings: tuple
     overflows: tuple
+    runtime: bool = False  # formats read at run time (see ``context``)
+
+    def profiling(self) -> "KernelPrecision":
+        """float64 arithmetic that records, per variable, the range of the values every
+        operation produces (run-time formats; :meth:`profile`)."""
+        return replace(self, kind="profile", formats=(), roundings=(), overflows=(),
+                       runtime=True)
+
+    def profile(self, ctx) -> dict:
+        """``{variable: (min, max, max |x|, min nonzero |x|)}`` of a profiling run (the
+        variables no operation produced, e.g. kernel inputs, are absent)."""
+        n = len(self.spec.variables)
+        stats = ctx[1][:, n:].reshape(N_CHUNKS, n, 4).view(np.float64)
+        out = {}
+        for i, name in enumerate(self.spec.names):
+            st = stats[:, i]
+            lo, hi = st[:, 0].min(), st[:, 1].max()
+            if lo <= hi:
+                out[name] = (float(lo), float(hi), float(st[:, 2].max()), float(st[:, 3].min()))
+        return out
+
+    def at_runtime(self) -> "KernelPrecision":
+        """The same precision with formats read at run time: one compiled kernel serves
+        every format and float64 (float64 values travel as their bit patterns in int64
+        words); float32 needs its own typed compilation."""
+        if self.kind == "float32":
+            raise FixedQMCError(f"kernel {self.spec.name!r}: float32 has no run-time-format "
+                                "form; use the typed float32 kernel")
+        return replace(self, runtime=True)
 
     @property
     def dtype(self):
+        if self.runtime:
+            return np.int64
         return {"float64": np.float64, "float32": np.float32, "fixed": np.int64}[self.kind]
 
     def format_of(self, name: str) -> QFormat:
@@ -143,37 +174,52 @@ class KernelPrecision:
             for f, r, o in zip(self.formats, self.roundings, self.overflows)
         )
 
-    def context(self, seed: int = 0, *, specialise: bool = True):
+    def context(self, seed: int = 0):
         """The context argument of a compiled kernel for this precision.
 
-        Fixed point: with ``specialise`` the format table is part of the context's type, so
-        each set of formats is compiled into its own specialisation (fastest to run, one
-        compilation per set of formats); without it the formats are read at run time from
-        an array (one compilation serves every set of formats, for sweeps over widths).
-        Both give bit-identical results."""
+        Typed (default): a float of the kernel's type, or for fixed point a context whose
+        *type* holds the format table, so each set of formats is compiled into its own
+        specialisation (fastest to run; a compilation per set of formats).  Run time
+        (:meth:`at_runtime`): the format table is an array read as the kernel runs (rows
+        of zeros for float64 variables), so one compilation serves every width and every
+        mix of fixed and float64 kernels.  Both give bit-identical results."""
+        if self.runtime:
+            n = len(self.spec.variables)
+            if self.kind == "profile":  # word -1: float64, statistics at column n + 4 i
+                table = tuple((0, -1, n + 4 * i, 0, 0) for i in range(n))
+                init = np.array([np.inf, -np.inf, 0.0, np.inf]).view(np.int64)
+                events = np.concatenate([np.zeros((N_CHUNKS, n), np.int64),
+                                         np.tile(init, (N_CHUNKS, n))], axis=1)
+            else:
+                table = self.table() if self.kind == "fixed" else ((0, 0, 0, 0, 0),) * n
+                events = np.zeros((N_CHUNKS, n), np.int64)
+            return (np.array(table, np.int64).reshape(n, 5), events, np.uint64(seed))
         if self.kind == "float64":
             return np.float64(0.0)
         if self.kind == "float32":
             return np.float32(0.0)
         events = np.zeros((N_CHUNKS, len(self.formats)), np.int64)
-        if specialise:
-            return (FormatTable(self.table()), events, np.uint64(seed))
-        return (np.array(self.table(), np.int64).reshape(-1, 5), events, np.uint64(seed))
+        return (FormatTable(self.table()), events, np.uint64(seed))
 
     def encode(self, name: str, x, seed: int = 0, log: OverflowLog | None = None) -> np.ndarray:
         """Kernel input for variable ``name``: floats of the kernel's type, or raw words
-        (conversion overflow is counted under the variable's name)."""
+        (conversion overflow is counted under the variable's name); always a writable
+        C-contiguous array, so that the compiled kernel's argument types do not vary."""
         if self.kind != "fixed":
-            return np.ascontiguousarray(x, dtype=self.dtype)
+            out = np.require(x, dtype=np.float32 if self.kind == "float32" else np.float64,
+                             requirements=["C", "W"])
+            return out.view(np.int64) if self.runtime else out
         i = self.spec.index(name)
         fx = Fixed.from_float(x, self.formats[i], self.roundings[i], self.overflows[i],
                               name=f"{self.spec.name}.{name}", log=log, seed=seed)
-        return np.ascontiguousarray(fx.raw)
+        # writable: kernels are compiled per array type, read-only being part of it
+        return np.require(fx.raw, requirements=["C", "W"])
 
     def decode(self, name: str, y: np.ndarray) -> np.ndarray:
         """Kernel output of variable ``name`` as float64 values."""
         if self.kind != "fixed":
-            return np.asarray(y, dtype=np.float64)
+            y = np.ascontiguousarray(y)
+            return y.view(np.float64) if self.runtime else np.asarray(y, dtype=np.float64)
         return Fixed(np.asarray(y, np.int64), self.format_of(name)).to_float()
 
     def report(self, ctx, log: OverflowLog | None = None) -> dict:
@@ -311,12 +357,89 @@ def _rbits(e, v, rnd):
     return Q.random_bits(e[2], e[3], v) if rnd == STOCHASTIC else np.uint64(0)
 
 
+@intrinsic
+def _f2i(typingctx, x):
+    """The bit pattern of a float64 as an int64."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _i2f(typingctx, x):
+    """The float64 whose bit pattern is the int64."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@njit(nogil=True)
+def _rt_value(raw, signed, word, frac):
+    """float64 value of a run-time-format word (word <= 0: a float64 bit pattern)."""
+    if word <= 0:
+        return _i2f(raw)
+    w = np.float64(raw) if signed else np.float64(np.uint64(raw))
+    return w * 2.0 ** -frac
+
+
+@intrinsic
+def _poke(typingctx, address, index, value):
+    """Store the int64 ``value`` at ``address`` + 8 * ``index``."""
+    sig = types.void(types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        addr, idx, val = args
+        i64 = ir.IntType(64)
+        builder.store(val, builder.gep(builder.inttoptr(addr, i64.as_pointer()), [idx]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(nogil=True)
+def _record(row, base, x):
+    """Update the range statistics (min, max, max |x|, min nonzero |x|) at ``base`` of a
+    chunk's row with the value x (a profiled variable, format row word -1)."""
+    a = abs(x)
+    if x < _i2f(_peek(row, base)):
+        _poke(row, base, _f2i(x))
+    if x > _i2f(_peek(row, base + 1)):
+        _poke(row, base + 1, _f2i(x))
+    if a > _i2f(_peek(row, base + 2)):
+        _poke(row, base + 2, _f2i(a))
+    if 0.0 < a < _i2f(_peek(row, base + 3)):
+        _poke(row, base + 3, _f2i(a))
+
+
+@njit(nogil=True)
+def _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf):
+    """A float64 result into output variable vo (its bits if vo is float64; profiled
+    float64 (word -1) also records x in the statistics at column ``fo``)."""
+    if wo == -1:
+        _record(e[1], fo, x)
+    if wo <= 0:
+        return _f2i(x)
+    r, ev = Q.from_float_raw(x, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
+    if ev:
+        _bump(e[1], vo)
+    return r
+
+
 @njit(nogil=True, cache=True)
 def _rt_binary(op, e, ra, va, rb_, vb, vo):
-    """Run-time-format add (op 0), sub (1) or mul (2): one compiled routine for every format."""
-    sa, _, fa, _, _ = _fmt(e, va)
-    sb, _, fb, _, _ = _fmt(e, vb)
+    """Run-time-format add (op 0), sub (1) or mul (2): one compiled routine for every format.
+
+    Fixed operands and output: the exact operation rounded once.  A float64 output (format
+    row of zeros): the operation in float64 on the operands' values.  A float64 operand
+    and a fixed output: the float64 result rounded once into the output format."""
+    sa, wa, fa, _, _ = _fmt(e, va)
+    sb, wb, fb, _, _ = _fmt(e, vb)
     so, wo, fo, rnd, ovf = _fmt(e, vo)
+    if wo <= 0 or wa <= 0 or wb <= 0:
+        a = _rt_value(ra, sa, wa, fa)
+        b = _rt_value(rb_, sb, wb, fb)
+        x = a + b if op == 0 else (a - b if op == 1 else a * b)
+        return _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf)
     rbits = _rbits(e, vo, rnd)
     if op == 0:
         r, ev = Q.add_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
@@ -332,15 +455,15 @@ def _rt_binary(op, e, ra, va, rb_, vb, vo):
 @njit(nogil=True, cache=True)
 def _rt_from_float(e, x, vo):
     so, wo, fo, rnd, ovf = _fmt(e, vo)
-    r, ev = Q.from_float_raw(x, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
-    if ev:
-        _bump(e[1], vo)
-    return r
+    return _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf)
 
 
 @njit(nogil=True, cache=True)
-def _rt_convert(e, ra, sa, fa, vo):
+def _rt_convert(e, ra, sa, wa, fa, vo):
+    """A word (word bits ``wa``, 0: float64) into run-time variable vo."""
     so, wo, fo, rnd, ovf = _fmt(e, vo)
+    if wa <= 0 or wo <= 0:
+        return _rt_float_to(e, _rt_value(ra, sa, wa, fa), vo, so, wo, fo, rnd, ovf)
     r, ev = Q.add_raw(ra, sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf,
                       _rbits(e, vo, rnd))
     if ev:
@@ -350,8 +473,10 @@ def _rt_convert(e, ra, sa, fa, vo):
 
 @njit(nogil=True, cache=True)
 def _rt_less(e, ra, va, rb_, vb):
-    sa, _, fa, _, _ = _fmt(e, va)
-    sb, _, fb, _, _ = _fmt(e, vb)
+    sa, wa, fa, _, _ = _fmt(e, va)
+    sb, wb, fb, _, _ = _fmt(e, vb)
+    if wa <= 0 or wb <= 0:
+        return _rt_value(ra, sa, wa, fa) < _rt_value(rb_, sb, wb, fb)
     return Q.compare_raw(ra, sa, fa, rb_, sb, fb) < 0
 
 
@@ -475,9 +600,8 @@ def _convert(e, x, src, v):
             return lambda e, x, src, v: dt(x)
         if _is_runtime(src):
             def rt_to_float(e, x, src, v):
-                sa, _, fa, _, _ = _fmt(src, x[1])
-                w = np.float64(x[0]) if sa else np.float64(np.uint64(x[0]))
-                return dt(w * 2.0 ** -fa)
+                sa, wa, fa, _, _ = _fmt(src, x[1])
+                return dt(_rt_value(x[0], sa, wa, fa))
             return rt_to_float
         sa, _, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
         scale = 2.0 ** -fa
@@ -489,12 +613,12 @@ def _convert(e, x, src, v):
             return lambda e, x, src, v: (_rt_from_float(e, np.float64(x), np.int64(v)), v)
         if _is_runtime(src):
             def rt_rt(e, x, src, v):
-                sa, _, fa, _, _ = _fmt(src, x[1])
-                return (_rt_convert(e, x[0], sa, fa, np.int64(v)), v)
+                sa, wa, fa, _, _ = _fmt(src, x[1])
+                return (_rt_convert(e, x[0], sa, wa, fa, np.int64(v)), v)
             return rt_rt
-        sa, _, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
+        sa, wa, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
         sa = sa != 0
-        return lambda e, x, src, v: (_rt_convert(e, x[0], sa, fa, np.int64(v)), v)
+        return lambda e, x, src, v: (_rt_convert(e, x[0], sa, wa, fa, np.int64(v)), v)
     so, wo, fo, rnd, ovf = _var(e.types[0].table, v, "convert")
     so = so != 0
     stochastic = rnd == STOCHASTIC
@@ -508,9 +632,12 @@ def _convert(e, x, src, v):
         return from_float
     if _is_runtime(src):
         def from_rt(e, x, src, v):
-            sa, _, fa, _, _ = _fmt(src, x[1])
+            sa, wa, fa, _, _ = _fmt(src, x[1])
             rb = _random(e, v) if stochastic else np.uint64(0)
-            r, ev = Q.add_raw(x[0], sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf, rb)
+            if wa <= 0:
+                r, ev = Q.from_float_raw(_i2f(x[0]), so, wo, fo, rnd, ovf, rb)
+            else:
+                r, ev = Q.add_raw(x[0], sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf, rb)
             if ev:
                 _bump(e[1], v)
             return (r, v)
@@ -623,10 +750,7 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
         # the largest float below 1 in the context's type: t is clamped to [0, this]
         return float_impl_maker(e, np.nextafter(one, one - one))
     if _is_runtime(e):
-        def formats(e, t, vu):
-            st, _, ft, _, _ = _fmt(e, t[1])
-            return (st, ft, np.int64(t[1])) + _fmt(e, vu)
-        return impl_maker(core, njit(formats))
+        return impl_maker(_RUNTIME_BINS[core], None)
     table = e.types[0].table
     st, _, ft, _, _ = _var(table, t.types[1], f"{name} (t)")
     su, wu, fu, rnd, ovf = _var(table, vu, name)
@@ -635,6 +759,12 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
 
 
 def _uniform_impl(core, formats):
+    if formats is None:  # run-time formats: core reads them
+        def runtime(e, t, n_bits, vu):
+            k, r = core(e, t[0], np.int64(t[1]), (n_bits,), np.int64(vu))
+            return k, (r, vu)
+        return runtime
+
     def impl(e, t, n_bits, vu):
         st, ft, tv, su, wu, fu, rnd, ovf = formats(e, t, vu)
         k, r = core(e, t[0], st, ft, tv, (n_bits,), su, wu, fu, rnd, ovf, np.int64(vu))
@@ -643,6 +773,12 @@ def _uniform_impl(core, formats):
 
 
 def _log2_impl(core, formats):
+    if formats is None:
+        def runtime(e, t, n_seg, bin_bits, vu):
+            k, r = core(e, t[0], np.int64(t[1]), (n_seg, bin_bits), np.int64(vu))
+            return k, (r, vu)
+        return runtime
+
     def impl(e, t, n_seg, bin_bits, vu):
         st, ft, tv, su, wu, fu, rnd, ovf = formats(e, t, vu)
         k, r = core(e, t[0], st, ft, tv, (n_seg, bin_bits), su, wu, fu, rnd, ovf,
@@ -723,6 +859,29 @@ def _log2_float(dt, one_below):
     return impl
 
 
+_ONE_BELOW = np.nextafter(1.0, 0.0)
+_uniform_f64 = njit(_uniform_float(np.float64, _ONE_BELOW), nogil=True)
+_log2_f64 = njit(_log2_float(np.float64, _ONE_BELOW), nogil=True)
+
+
+def _runtime_bin(core, float_bin):
+    """A bin operation with run-time formats: the fixed ``core`` on a fixed t, the float64
+    operation on a float64 t; u stored into its variable's format (or as float64 bits)."""
+    @njit(nogil=True)
+    def rt(e, traw, tv, layout, vu):
+        st, wt, ft, _, _ = _fmt(e, tv)
+        su, wu, fu, rnd, ovf = _fmt(e, vu)
+        if wt > 0 and wu > 0:
+            return core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu)
+        if wt <= 0:
+            k, u = float_bin(0.0, _i2f(traw), *layout, 0)
+        else:  # fixed t, float64 u: the fixed bin, then u's exact value
+            k, r = core(e, traw, st, ft, tv, layout, False, 64, 64, 0, 0, vu)
+            u = np.float64(np.uint64(r)) * 2.0 ** -64
+        return k, _rt_float_to(e, u, vu, su, wu, fu, rnd, ovf)
+    return rt
+
+
 @overload(uniform_bin, prefer_literal=True)
 def _uniform_bin(e, t, n_bits, vu):
     return _bin_typing("uniform_bin", e, t, vu, _uniform_core, _uniform_float, _uniform_impl)
@@ -731,3 +890,7 @@ def _uniform_bin(e, t, n_bits, vu):
 @overload(log2_bin, prefer_literal=True)
 def _log2_bin(e, t, n_seg, bin_bits, vu):
     return _bin_typing("log2_bin", e, t, vu, _log2_core, _log2_float, _log2_impl)
+
+
+_RUNTIME_BINS = {_uniform_core: _runtime_bin(_uniform_core, _uniform_f64),
+                 _log2_core: _runtime_bin(_log2_core, _log2_f64)}

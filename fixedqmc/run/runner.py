@@ -51,8 +51,9 @@ CHECKPOINT = "checkpoint.pkl"
 
 
 # ------------------------------------------------------------------------ building --
-def build_system(config: dict) -> HeliumCluster:
-    """The system of an input (validated config)."""
+def build_system(config: dict, ranges: dict | None = None) -> HeliumCluster:
+    """The system of an input (validated config); ``ranges`` (a range profile's
+    ``{kernel: {variable: (lo, hi)}}``) size width-only fixed specs."""
     s, t, tb = config["system"], config["trial"], config["tables"]
     potential = s["potential"]
     if ":" in potential:
@@ -64,7 +65,7 @@ def build_system(config: dict) -> HeliumCluster:
                            coef_format=tb["coef_format"] or None)
     return HeliumCluster(s["n_atoms"], potential, params, config["precision"],
                          sources=config["kernels"], tables=tables, hbar2_2m=s["hbar2_2m"],
-                         seed=config["seed"], specialise=config["specialise"])
+                         seed=config["seed"], specialise=config["specialise"], ranges=ranges)
 
 
 def _vmc_settings(m: dict, blocks: int | None = None, equil: int | None = None) -> VMCSettings:

@@ -35,6 +35,7 @@ profile (``ranges=``, :mod:`fixedqmc.sweep.profile`) gives far tighter formats.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -148,8 +149,10 @@ class HeliumCluster:
         Seed of stochastic rounding.
     specialise : bool
         Compile fixed formats into the kernels (fastest, but one compilation of a minute or
-        more per set of formats) instead of reading them at run time (one compilation for
-        every format; :meth:`KernelPrecision.context`).  Results are bit-identical.
+        more per set of formats).  Otherwise (default) a precision with any fixed kernel runs
+        the run-time-format kernel, one compilation for every width and every mix of fixed
+        and float64 kernels (:meth:`KernelPrecision.at_runtime`; float32 or analytic
+        kernels use the typed kernels).  Results are bit-identical either way.
     """
 
     kernel_names = KERNEL_NAMES
@@ -189,6 +192,13 @@ class HeliumCluster:
             if src == "analytic" and self.precisions[k].kind == "fixed":
                 raise FixedQMCError(f"kernel {k!r}: analytic evaluation runs in float64 or "
                                     "float32 only; use source 'table' for fixed point")
+        # run-time formats: one compiled kernel for every width and mix of fixed and float64
+        self.runtime = (not self.specialise
+                        and all(kp.kind != "float32" for kp in self.precisions.values())
+                        and all(src == "table" for src in self.sources.values())
+                        and any(kp.kind == "fixed" for kp in self.precisions.values()))
+        if self.runtime:
+            self.precisions = {k: kp.at_runtime() for k, kp in self.precisions.items()}
         self.log = OverflowLog()
         self._sources = self._kernel_sources()
 
@@ -276,6 +286,38 @@ class HeliumCluster:
                 enc("a", coef["a"]), enc("b", coef["b"]), enc("c", coef["c"]),
                 *(np.int64(b) for b in bits))
 
+    def profile(self, positions, *, step: int = 0) -> dict:
+        """Range statistics of every kernel variable on configurations ``positions``:
+        ``{kernel: {variable: (min, max, max |x|, min nonzero |x|)}}``, from a float64
+        evaluation that records each operation's results (table kernels, kinetic term
+        included).  Kernel inputs that no operation produces are taken from the host:
+        positions ``x`` from ``positions``; table constants and coefficients from their
+        declared ranges (exact: they are the tables' own values)."""
+        pos = self.check_positions(positions)
+        clone = copy.copy(self)
+        clone.specialise = False
+        clone.sources = {k: "table" for k in self.sources}
+        clone.precisions = {k: spec.resolve("float64").profiling()
+                            for k, spec in self.specs.items()}
+        clone.log = OverflowLog()
+        clone._sources = clone._kernel_sources()
+        clone.evaluate(pos, step=step)
+        out = {}
+        for (k, kp), ctx in zip(clone.precisions.items(), clone.last_contexts):
+            stats = kp.profile(ctx)
+            for v in kp.spec.variables:
+                if v.name not in stats:
+                    if k == "distance" and v.name == "x":
+                        lo, hi = float(pos.min()), float(pos.max())
+                    else:
+                        lo, hi = v.lo, v.hi
+                    nz = np.abs([lo, hi])
+                    nz = nz[nz > 0]
+                    stats[v.name] = (lo, hi, max(abs(lo), abs(hi)),
+                                     float(nz.min()) if nz.size else np.inf)
+            out[k] = stats
+        return out
+
     def _analytic_source(self, kernel: str, table: str) -> tuple:
         """``(function, coefficients)`` of the compiled analytic form, in the kernel's type."""
         from fixedqmc.systems.helium import analytic as A
@@ -319,8 +361,7 @@ class HeliumCluster:
         return int(np.random.SeedSequence([self.seed, int(step)]).generate_state(1, np.uint64)[0])
 
     def _contexts(self, seed: int) -> tuple:
-        return tuple(self.precisions[k].context(seed, specialise=self.specialise)
-                     for k in KERNEL_NAMES)
+        return tuple(self.precisions[k].context(seed) for k in KERNEL_NAMES)
 
     def evaluate(self, positions, *, potential: bool = True, kinetic: bool = True,
                  step: int = 0) -> Evaluation:
@@ -332,6 +373,7 @@ class HeliumCluster:
         nw, n = pos.shape[:2]
         seed = self._step_seed(step)
         ctx = self._contexts(seed)
+        self.last_contexts = ctx
         x = kp["distance"].encode("x", pos, seed, self.log)
         out_v = np.zeros(nw, kp["potential"].dtype)
         out_w = np.zeros(nw, kp["wavefunction"].dtype)

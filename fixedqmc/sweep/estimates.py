@@ -1,0 +1,121 @@
+"""Reference sampling and the two estimates of a trial precision (seed 001, Sec. 3-4).
+
+:func:`sample_reference`
+    a float64 VMC run of the input (its ``method`` blocks and steps; all-atom or
+    single-atom moves as the input says, VMC also for DMC inputs) that keeps the walkers
+    at the end of every production block as *samples* (n_blocks, n_walkers, N, 3), their
+    float64 local energies, the run's energy and error, and the range profile of every
+    kernel variable on the samples (:mod:`fixedqmc.sweep.profile`).
+:func:`paired_estimate`
+    the local energy at the trial precision on exactly those samples: per block the mean
+    over walkers of ``E_L(trial) - E_L(float64)``; the mean difference and its reblocked
+    error (the *paired* error, far below either energy's own error because both share the
+    same Monte Carlo noise), and the trial energy on the samples.
+:func:`full_estimate`
+    sampling itself at the trial precision (acceptance from the emulated wave function):
+    a complete VMC run with the same seed, its energy, error and acceptance; compared with
+    the float64 run the error bars add in quadrature (the runs are treated as
+    independent, which overstates the error of their difference).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fixedqmc.qmc.estimators import reblock
+from fixedqmc.qmc.vmc import VMCSettings, run_vmc, start_vmc
+from fixedqmc.qmc.walkers import initial_walkers
+from fixedqmc.run.runner import build_system
+from fixedqmc.sweep.profile import RangeProfile
+
+
+def vmc_settings(config: dict) -> VMCSettings:
+    m = config["method"]
+    return VMCSettings(n_blocks=m["blocks"], equil_blocks=m["equil_blocks"],
+                       steps_per_block=m["steps_per_block"], step_size=m["step_size"],
+                       move=m["move"], target_acceptance=m["target_acceptance"])
+
+
+def _start(config: dict, system):
+    rng = np.random.default_rng(np.random.SeedSequence(config["seed"]))
+    s = config["system"]
+    walkers = initial_walkers(config["method"]["walkers"], s["n_atoms"], rng,
+                              geometry=s["geometry"], spacing=s["spacing"], jitter=s["jitter"])
+    settings = vmc_settings(config)
+    return start_vmc(system, walkers, settings, rng), settings
+
+
+def _energy(st) -> tuple:
+    tr = st.trace()
+    prod = tr[tr.phase == "production"]
+    rb = reblock(prod.energy.to_numpy())
+    return rb.mean, rb.error, float(prod.acceptance.mean())
+
+
+@dataclass
+class Reference:
+    """float64 samples, their local energies (n_blocks, n_walkers), the float64 run's
+    energy, error and acceptance (K), and the range profile."""
+
+    samples: np.ndarray
+    local_energy: np.ndarray
+    energy: float
+    error: float
+    acceptance: float
+    profile: RangeProfile
+    wall_time: float
+
+
+def sample_reference(config: dict, progress=None) -> Reference:
+    """The float64 reference of ``config`` (validated input, see :mod:`fixedqmc.run`)."""
+    t0 = time.perf_counter()
+    system = build_system({**config, "precision": "float64"})
+    st, settings = _start(config, system)
+    samples, energies = [], []
+
+    def keep(state):
+        if state.block > settings.equil_blocks:
+            samples.append(state.positions.copy())
+            energies.append(state.local_energy.copy())
+        if progress is not None:
+            progress(state)
+
+    run_vmc(system, st, settings, on_block=keep)
+    energy, error, acc = _energy(st)
+    samples = np.array(samples)
+    profile = RangeProfile.from_system(system, samples)
+    return Reference(samples, np.array(energies), energy, error, acc, profile,
+                     time.perf_counter() - t0)
+
+
+def trial_system(config: dict, precision: str, profile: RangeProfile):
+    """The system of ``config`` at ``precision``, formats sized from the profile."""
+    return build_system({**config, "precision": precision},
+                        ranges=None if profile is None else profile.ranges())
+
+
+def paired_estimate(system, reference: Reference) -> dict:
+    """Mean ``E_L(trial) - E_L(float64)`` over the reference samples (K) and its error."""
+    diffs, energies = [], []
+    for b, batch in enumerate(reference.samples):
+        ev = system.evaluate(batch, step=b)
+        e = ev.local_energy
+        diffs.append(float(np.mean(e - reference.local_energy[b])))
+        energies.append(float(np.mean(e)))
+    d, e = reblock(np.array(diffs)), reblock(np.array(energies))
+    return {"paired_diff": d.mean, "paired_error": d.error, "paired_energy": e.mean,
+            "paired_energy_error": e.error}
+
+
+def full_estimate(config: dict, system, reference: Reference) -> dict:
+    """A VMC run at the trial precision (same seed): energy, error, acceptance and the
+    difference from the float64 run with the errors added in quadrature."""
+    st, settings = _start(config, system)
+    run_vmc(system, st, settings)
+    energy, error, acc = _energy(st)
+    return {"full_energy": energy, "full_error": error, "full_acceptance": acc,
+            "full_diff": energy - reference.energy,
+            "full_diff_error": float(np.hypot(error, reference.error))}

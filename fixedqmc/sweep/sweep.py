@@ -1,0 +1,316 @@
+"""Bit-width sweeps: which word width does each kernel need for the energy to stay within a
+tolerance?  (Seed 001, Table 1 and Sec. 4; HAQMC's accuracy study, seed 002.)
+
+:func:`sweep` runs, for every kernel set (one kernel, or ``all`` of them) and every width W,
+the system with that set at ``fixed:W`` (formats from the float64 range profile,
+:mod:`fixedqmc.sweep.profile`) and every other kernel at float64, plus a ``float32`` row per
+kernel set, and estimates the energy change (:mod:`fixedqmc.sweep.estimates`):
+
+``paired``  same-sample difference and its paired error (fast, sharp);
+``full``    a complete VMC run at the trial precision against the float64 run;
+``both``    the two.
+
+The answer per kernel set: **the narrowest width W such that, at W and at every wider
+width of the sweep, |difference| + 2 sigma <= tolerance** (difference and sigma of the
+paired estimate, or of the full one in ``full`` mode).  None if no width qualifies.
+
+Points are independent tasks: a local process pool by default, or a Dask cluster (a
+``dask.distributed.Client``, or ``scheduler="tcp://host:port"``).  Each finished point is
+written at once to ``<output>/points/``; re-running an interrupted sweep skips finished
+points, and the final table is the same as an uninterrupted run's.  A folder holding a
+sweep of a different input is refused.  Outputs: ``sweep.parquet``, ``sweep.csv``,
+``answer.json`` (summary) and ``sweep.png`` (energy difference vs width on a log axis with
+the tolerance band).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.run.config import input_hash, load_config
+from fixedqmc.systems.helium.cluster import KERNEL_NAMES
+
+MODES = ("paired", "full", "both")
+MAX_WIDTH = 64
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point: a kernel set at a precision (``width`` None: float32)."""
+
+    kernels: str  # a kernel name or "all"
+    width: int | None
+
+    @property
+    def precision(self) -> str:
+        p = "float32" if self.width is None else f"fixed:{self.width}"
+        return p if self.kernels == "all" else f"default=float64,{self.kernels}={p}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.kernels}_{'float32' if self.width is None else f'w{self.width:02d}'}"
+
+
+def parse_widths(text) -> list[int]:
+    """``"16:48:2"`` (start:stop:step, inclusive), ``"24,32,40"`` or a list of ints."""
+    if isinstance(text, str):
+        try:
+            if ":" in text:
+                parts = [int(x) for x in text.split(":")]
+                if len(parts) not in (2, 3):
+                    raise ValueError
+                start, stop, step = parts[0], parts[1], parts[2] if len(parts) == 3 else 1
+                if step <= 0:
+                    raise ValueError
+                widths = list(range(start, stop + 1, step))
+            else:
+                widths = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise FixedQMCError(f"--widths: {text!r} is not start:stop[:step] or a comma list "
+                                "of integers") from None
+    else:
+        widths = [int(w) for w in text]
+    if not widths:
+        raise FixedQMCError(f"--widths {text!r} gives no width")
+    bad = [w for w in widths if not 2 <= w <= MAX_WIDTH]
+    if bad:
+        raise FixedQMCError(f"widths must lie in 2..{MAX_WIDTH} bits; got {bad}")
+    return sorted(set(widths))
+
+
+def parse_kernels(text) -> list[str]:
+    """Kernel sets: names of the system's kernels or ``all``, comma separated."""
+    names = [k.strip() for k in text.split(",")] if isinstance(text, str) else list(text)
+    allowed = (*KERNEL_NAMES, "all")
+    bad = [k for k in names if k not in allowed]
+    if bad or not names:
+        raise FixedQMCError(f"kernel(s) {bad or text!r} not in this system; choose from "
+                            f"{', '.join(allowed)}")
+    return list(dict.fromkeys(names))
+
+
+# ------------------------------------------------------------------------- one point --
+def run_point(config: dict, point: Point, reference, mode: str, threads: int | None = None
+              ) -> dict:
+    """Estimate one point (a task: runs in a worker process or on a Dask worker)."""
+    import numba
+
+    from fixedqmc.sweep.estimates import full_estimate, paired_estimate, trial_system
+    if threads:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    t0 = time.perf_counter()
+    system = trial_system(config, point.precision, reference.profile)
+    row = {"kernels": point.kernels, "width": point.width,
+           "precision": point.precision if point.width is not None else "float32"}
+    if mode in ("paired", "both"):
+        row.update(paired_estimate(system, reference))
+    if mode in ("full", "both"):
+        row.update(full_estimate(config, system, reference))
+    fixed = {k: v for k, v in system.formats().items()
+             if point.kernels in ("all", k.split(".")[0])}
+    row["formats"] = json.dumps(fixed)
+    row["overflow_events"] = int(system.log.total_events)
+    hot = {k: int(v) for k, v in system.log.events.items() if v}
+    row["overflow_vars"] = json.dumps(hot)
+    row["wall_time_s"] = time.perf_counter() - t0
+    return row
+
+
+# ----------------------------------------------------------------------- executors --
+def _client(scheduler):
+    """A dask.distributed Client for an address (fail fast, naming it) or as given."""
+    if scheduler is None or not isinstance(scheduler, str):
+        return scheduler
+    try:
+        from distributed import Client
+    except ImportError:
+        raise FixedQMCError("--scheduler needs dask.distributed (pip install distributed)") from None
+    try:
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise FixedQMCError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+
+
+def _execute(tasks, config, reference, mode, workers, client):
+    """Yield finished rows as points complete."""
+    if client is not None:
+        from distributed import as_completed as dask_completed
+        futures = [client.submit(run_point, config, p, reference, mode, pure=False)
+                   for p in tasks]
+        for fut in dask_completed(futures):
+            yield fut.result()
+        return
+    if workers <= 1:
+        for p in tasks:
+            yield run_point(config, p, reference, mode)
+        return
+    import multiprocessing as mp
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        futures = [pool.submit(run_point, config, p, reference, mode, threads) for p in tasks]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+# ----------------------------------------------------------------------------- sweep --
+@dataclass
+class SweepResult:
+    """The sweep table (one row per point), the answer per kernel set and the folder."""
+
+    table: pd.DataFrame
+    answer: pd.DataFrame
+    summary: dict
+    output: Path
+
+
+def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str) -> int | None:
+    """The rule of the module docstring on one kernel set's fixed rows."""
+    d, e = ("full_diff", "full_diff_error") if mode == "full" else ("paired_diff", "paired_error")
+    fixed = rows.dropna(subset=["width"]).sort_values("width")
+    ok = (fixed[d].abs() + 2 * fixed[e] <= tolerance).to_numpy()
+    best = None
+    for w, good in zip(fixed.width.to_numpy()[::-1], ok[::-1]):
+        if not good:
+            break
+        best = int(w)
+    return best
+
+
+def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01,
+          mode: str = "paired", sets=(), overrides: dict | None = None, output=None,
+          workers: int | None = None, client=None, scheduler: str | None = None,
+          float32: bool = True, progress: bool | None = None) -> SweepResult:
+    """Run (or resume) a bit-width sweep of an input; see the module docstring.
+
+    ``tolerance`` is in kelvin.  ``output`` defaults to ``<input output>/sweep``.
+    ``workers``: local worker processes (default 2, 1 = in this process).
+    """
+    if mode not in MODES:
+        raise FixedQMCError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
+        raise FixedQMCError(f"--tolerance must be a positive energy (K), got {tolerance!r}")
+    widths = parse_widths(widths)
+    kernel_sets = parse_kernels(kernels)
+    config = load_config(path, sets, overrides)
+    out = Path(output or Path(config["output"]) / "sweep")
+    client = _client(scheduler) if scheduler is not None else client
+    meta = {"input_hash": input_hash(config), "mode": mode}
+    _check_folder(out, meta)
+    (out / "points").mkdir(parents=True, exist_ok=True)
+    (out / "meta.json").write_text(json.dumps(meta))
+
+    reference = _reference(config, out, progress)
+    tasks = [Point(k, w) for k in kernel_sets for w in widths]
+    if float32:
+        tasks += [Point(k, None) for k in kernel_sets]
+    todo = [p for p in tasks if not (out / "points" / f"{p.key}.json").exists()]
+    bar = _bar(len(tasks), len(tasks) - len(todo), progress)
+    try:
+        for row in _execute(todo, config, reference, mode, workers or 2, client):
+            key = Point(row["kernels"], row["width"]).key
+            _atomic_text(out / "points" / f"{key}.json", json.dumps(row))
+            bar.update(1)
+    finally:
+        bar.close()
+    return _finish(config, tasks, reference, tolerance, mode, out)
+
+
+def _check_folder(out: Path, meta: dict) -> None:
+    p = out / "meta.json"
+    if p.exists():
+        old = json.loads(p.read_text())
+        if old != meta:
+            raise FixedQMCError(
+                f"sweep folder {str(out)!r} holds a sweep of another input or mode ({old}); "
+                f"this one is {meta}: refusing to resume it; choose another output folder")
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _bar(total, initial, show):
+    import sys
+
+    from tqdm import tqdm
+    return tqdm(total=total, initial=initial, unit="point",
+                disable=not (sys.stderr.isatty() if show is None else show))
+
+
+def _reference(config, out: Path, progress):
+    from fixedqmc.sweep.estimates import sample_reference
+    p = out / "reference.pkl"
+    if p.exists():
+        return pickle.loads(p.read_bytes())
+    ref = sample_reference(config)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_bytes(pickle.dumps(ref))
+    os.replace(tmp, p)
+    return ref
+
+
+def _finish(config, tasks, reference, tolerance, mode, out: Path) -> SweepResult:
+    rows = [json.loads((out / "points" / f"{p.key}.json").read_text()) for p in tasks]
+    table = pd.DataFrame(rows)
+    table["width"] = table["width"].astype("Int64")
+    answers = []
+    for k, grp in table.groupby("kernels", sort=False):
+        answers.append({"kernels": k, "narrowest_width": narrowest_width(grp, tolerance, mode),
+                        "tolerance_K": tolerance, "rule": "|diff| + 2 sigma <= tolerance at "
+                        "this and every wider width", "mode": mode})
+    answer = pd.DataFrame(answers)
+    summary = {"input_hash": input_hash(config), "mode": mode, "tolerance_K": tolerance,
+               "float64_energy_K": reference.energy, "float64_error_K": reference.error,
+               "float64_acceptance": reference.acceptance, "samples": list(reference.samples.shape),
+               "answer": answers, "profile": reference.profile.to_json(), "input": config}
+    table.to_parquet(out / "sweep.parquet", index=False)
+    table.to_csv(out / "sweep.csv", index=False)
+    reference.profile.frame().to_csv(out / "profile.csv", index=False)
+    _atomic_text(out / "answer.json", json.dumps(summary, indent=2, default=float))
+    plot_sweep(table, tolerance, mode, out / "sweep.png")
+    return SweepResult(table, answer, summary, out)
+
+
+def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None):
+    """|energy difference| vs width (log axis) per kernel set, error bars, tolerance band;
+    float32 rows as horizontal dotted lines.  Returns the matplotlib figure."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    d, e = ("full_diff", "full_diff_error") if mode == "full" else ("paired_diff", "paired_error")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for k, grp in table.groupby("kernels", sort=False):
+        fx = grp.dropna(subset=["width"]).sort_values("width")
+        y = fx[d].abs().to_numpy(float)
+        line = ax.errorbar(fx.width.astype(int), np.maximum(y, 1e-12), yerr=fx[e].to_numpy(float),
+                           marker="o", ms=4, capsize=2, label=k)
+        f32 = grp[grp.width.isna()]
+        if len(f32):
+            ax.axhline(max(abs(float(f32[d].iloc[0])), 1e-12), ls=":",
+                       color=line[0].get_color(), lw=1, label=f"{k} float32")
+    ax.axhspan(1e-12, tolerance, color="green", alpha=0.08, label=f"tolerance {tolerance:g} K")
+    ax.axhline(tolerance, color="green", lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("word width W (bits)")
+    ax.set_ylabel(f"|E(fixed:W) - E(float64)| (K), {mode}")
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig

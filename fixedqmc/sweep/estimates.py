@@ -10,7 +10,10 @@
     the local energy at the trial precision on exactly those samples: per block the mean
     over walkers of ``E_L(trial) - E_L(float64)``; the mean difference and its reblocked
     error (the *paired* error, far below either energy's own error because both share the
-    same Monte Carlo noise), and the trial energy on the samples.
+    same Monte Carlo noise), and the trial energy on the samples.  Only kernels that enter
+    the local energy show here (distance, potential, kinetic): the wave-function kernel
+    acts through sampling alone, so its paired difference is exactly zero by
+    construction; judge it with the full estimate.
 :func:`full_estimate`
     sampling itself at the trial precision (acceptance from the emulated wave function):
     a complete VMC run with the same seed, its energy, error and acceptance; compared with

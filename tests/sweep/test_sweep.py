@@ -1,0 +1,113 @@
+"""Sweeps: the paired estimate's trend, resume, Dask equality, figure and bad input."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.sweep import sweep
+from fixedqmc.sweep.sweep import narrowest_width, parse_kernels, parse_widths
+
+SMALL = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
+         "method": {"walkers": 12, "blocks": 8, "equil_blocks": 2, "steps_per_block": 6}}
+
+
+def run_small(tmp_path, name="s", **kw):
+    kw.setdefault("widths", "20,28,36,56")
+    return sweep(overrides={**SMALL, "output": str(tmp_path / name)}, workers=1,
+                 float32=False, progress=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    return run_small(tmp_path_factory.mktemp("sweep"), kernels="all,potential")
+
+
+def test_paired_difference_shrinks_with_width_and_vanishes_when_wide(small_sweep):
+    for k in ("all", "potential"):
+        t = small_sweep.table.query("kernels == @k").sort_values("width")
+        d, e = t.paired_diff.abs().to_numpy(), t.paired_error.to_numpy()
+        assert d[0] > 3 * e[0]  # 20 bits: a real, resolved shift
+        assert d[0] > d[1] > d[2]  # shrinks as the width grows
+        assert d[3] < max(3 * e[3], 1e-9)  # 56 bits: zero for any physical tolerance
+        assert (e < 0.2 * small_sweep.summary["float64_error_K"]).all()  # paired << own error
+
+
+def test_answer_rule_and_outputs(small_sweep, tmp_path):
+    out = small_sweep.output
+    for name in ("sweep.parquet", "sweep.csv", "answer.json", "sweep.png", "profile.csv"):
+        assert (out / name).exists()
+    answer = json.loads((out / "answer.json").read_text())["answer"]
+    t = small_sweep.table
+    for a in answer:
+        rows = t[t.kernels == a["kernels"]]
+        assert a["narrowest_width"] == narrowest_width(rows, 0.01, "paired")
+    rows = pd.DataFrame({"width": [16, 24, 32, 40], "paired_diff": [0.5, 0.001, 0.02, 0.0],
+                         "paired_error": [0.0, 0.001, 0.0, 0.001]})
+    assert narrowest_width(rows, 0.01, "paired") == 40  # 32 fails, so 24 does not count
+    assert narrowest_width(rows.iloc[:1], 0.01, "paired") is None
+
+
+def test_resume_skips_finished_points_and_gives_the_same_table(small_sweep, tmp_path):
+    src = small_sweep.output
+    dst = tmp_path / "copy" / "sweep"
+    dst.mkdir(parents=True)
+    for f in ("meta.json", "reference.pkl"):
+        (dst / f).write_bytes((src / f).read_bytes())
+    (dst / "points").mkdir()
+    for f in sorted((src / "points").glob("*.json"))[::2]:  # half the points "finished"
+        (dst / "points" / f.name).write_bytes(f.read_bytes())
+    res = sweep(overrides={**SMALL, "output": str(tmp_path / "copy")}, widths="20,28,36,56",
+                kernels="all,potential", workers=1, float32=False, progress=False)
+    cols = ["kernels", "width", "paired_diff", "paired_error", "formats", "overflow_events"]
+    pd.testing.assert_frame_equal(res.table[cols], small_sweep.table[cols], check_exact=True)
+
+
+def test_refuses_a_folder_of_another_input(small_sweep):
+    with pytest.raises(FixedQMCError, match="another input"):
+        sweep(overrides={**SMALL, "seed": 5}, output=small_sweep.output, widths="20",
+              workers=1, float32=False, progress=False)
+
+
+def test_dask_local_cluster_gives_identical_bits(small_sweep, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        res = sweep(overrides={**SMALL, "output": str(tmp_path / "d")}, widths="20,28,36,56",
+                    kernels="all,potential", client=client, float32=False, progress=False)
+    cols = ["kernels", "width", "paired_diff", "paired_error", "formats"]
+    a = res.table[cols].sort_values(["kernels", "width"]).reset_index(drop=True)
+    b = small_sweep.table[cols].sort_values(["kernels", "width"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_unreachable_scheduler_fails_fast_with_its_address(tmp_path):
+    with pytest.raises(FixedQMCError, match="tcp://127.0.0.1:9"):
+        sweep(overrides={**SMALL, "output": str(tmp_path / "x")}, widths="20",
+              scheduler="tcp://127.0.0.1:9", progress=False)
+
+
+@pytest.mark.parametrize("text, match", [("", "no width"), ("40:20", "no width"),
+                                         ("16:80:8", "2..64"), ("a:b", "start:stop")])
+def test_bad_widths(text, match):
+    with pytest.raises(FixedQMCError, match=match):
+        parse_widths(text)
+
+
+def test_bad_kernel_and_tolerance(tmp_path):
+    with pytest.raises(FixedQMCError, match="jastrow"):
+        parse_kernels("potential,jastrow")
+    with pytest.raises(FixedQMCError, match="tolerance"):
+        sweep(overrides=SMALL, widths="20", tolerance=-1.0)
+
+
+def test_full_mode_and_float32_row(tmp_path):
+    res = sweep(overrides={**SMALL, "output": str(tmp_path / "f")}, widths="24",
+                kernels="potential", mode="both", workers=1, progress=False)
+    t = res.table
+    assert set(t.precision) == {"default=float64,potential=fixed:24", "float32"}
+    assert np.isfinite(t.full_energy).all() and (t.full_acceptance > 0).all()
+    assert (t.full_diff_error >= t.paired_error).all()

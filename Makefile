@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: run test test-slow bench clean
+.PHONY: run test test-slow bench study clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,10 +12,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## run: the project's main job on its built-in default
+## run: the project's main job on its built-in default: a reduced bit-width study of He3
 run: $(STAMP)
-	$(VENV)/bin/fixedqmc info
-	$(VENV)/bin/fixedqmc bench numerics
+	$(PY) studies/helium_bitwidth/study.py --reduced
 
 ## test: the test suite (slow tests excluded)
 test: $(STAMP)
@@ -27,6 +26,12 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/fixedqmc bench numerics
+	$(VENV)/bin/fixedqmc bench tables
+	$(VENV)/bin/fixedqmc bench helium
+
+## study: the full helium bit-width study (about half an hour on 2 cores)
+study: $(STAMP)
+	$(PY) studies/helium_bitwidth/study.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

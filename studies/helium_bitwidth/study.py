@@ -1,0 +1,77 @@
+"""HAQMC-style accuracy study: energy of He_N clusters vs fixed-point word width, per kernel.
+
+He_N with SAPT2 and the two-region tables of HAQMC (seed 002), every kernel at fixed:W in
+turn (the others float64) and all of them together, W from 16 to 48 bits; the narrowest
+width whose energy stays within the tolerance, with its spread over seeds.  Uses only the
+public API (fixedqmc.sweep.sweep).
+
+    python studies/helium_bitwidth/study.py            # full study (about 30 min, 2 cores)
+    python studies/helium_bitwidth/study.py --reduced  # make run: He3, a few widths (<3 min)
+
+Writes results/<case>/... (sweep tables, figures) and results/answer.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from fixedqmc.sweep import sweep
+
+HERE = Path(__file__).resolve().parent
+TOLERANCE = 0.01  # K: 10 mK on the total energy
+CASES = {
+    # small N: He3 from a jittered lattice start
+    "He3": {"system": {"n_atoms": 3}, "tables": {"r_max": 60.0},
+            "method": {"walkers": 50, "blocks": 30, "equil_blocks": 10, "steps_per_block": 20,
+                       "step_size": 2.0}},
+    # the seed's 64-atom 4x4x4 start at 8 bohr (4.2334 A)
+    "He64": {"system": {"n_atoms": 64, "spacing": 4.2334}, "tables": {"r_max": 60.0},
+             "method": {"walkers": 20, "blocks": 20, "equil_blocks": 10, "steps_per_block": 10,
+                        "step_size": 0.6}},
+}
+KERNELS = "distance,potential,kinetic,wavefunction,all"
+
+
+def run_case(name: str, widths: str, kernels: str, mode: str, seeds, workers: int,
+             float32: bool, out: Path) -> pd.DataFrame:
+    rows = []
+    for seed in seeds:
+        res = sweep(overrides={**CASES[name], "seed": seed, "output": str(out / name)},
+                    output=out / name / f"seed{seed}", widths=widths, kernels=kernels,
+                    tolerance=TOLERANCE, mode=mode, workers=workers, float32=float32)
+        ans = res.answer.assign(case=name, seed=seed,
+                                float64_energy_K=res.summary["float64_energy_K"],
+                                float64_error_K=res.summary["float64_error_K"])
+        rows.append(ans)
+    return pd.concat(rows, ignore_index=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--reduced", action="store_true", help="the quick version run by make run")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--output", default=str(HERE / "results"))
+    args = p.parse_args(argv)
+    out = Path(args.output)
+    if args.reduced:
+        answer = run_case("He3", "16:40:4", "potential,kinetic,all", "paired", [1],
+                          args.workers, False, out / "reduced")
+    else:
+        answer = pd.concat([
+            run_case("He3", "16:48:2", KERNELS, "both", [1, 2, 3], args.workers, True, out),
+            run_case("He64", "16:48:2", KERNELS, "both", [1, 2], args.workers, True, out),
+        ], ignore_index=True)
+    answer.to_csv(out / ("reduced_answer.csv" if args.reduced else "answer.csv"), index=False)
+    spread = answer.groupby(["case", "kernels"]).narrowest_width.agg(["min", "max"])
+    with pd.option_context("display.width", 160):
+        print(f"narrowest word width with |dE| + 2 sigma <= {TOLERANCE} K "
+              f"({'paired' if args.reduced else 'full'} estimate; spread over seeds):")
+        print(spread.rename(columns={"min": "min over seeds", "max": "max over seeds"}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

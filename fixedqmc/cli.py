@@ -88,7 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from fixedqmc.run.runner import run
 
-    result = run(args.input, sets=args.set or ())
+    result = run(args.input, sets=args.set or (), profile=args.profile)
     s = result.summary
     u = s["units"]
     with pd.option_context("display.width", 160, "display.max_columns", 20,
@@ -167,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="TOML input file (omit to run the built-in defaults)")
     runp.add_argument("--set", action="append", metavar="KEY=VALUE",
                       help="override an input key, e.g. --set method.walkers=200 (repeatable)")
+    runp.add_argument("--profile", default=None, metavar="PROFILE.json",
+                      help="size fixed:W formats from this range profile (fixedqmc profile)")
     runp.set_defaults(func=cmd_run)
 
     prof = sub.add_parser("profile", help="float64 range profile of every kernel variable")

@@ -23,6 +23,7 @@ results do not depend on the thread count.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -194,16 +195,38 @@ class RunResult:
 
 
 # ----------------------------------------------------------------------------- run --
-def run(path=None, *, sets=(), overrides: dict | None = None, progress: bool | None = None,
-        stop_after_blocks: int | None = None, verbose: bool = False) -> RunResult:
+def _profile_ranges(profile) -> tuple[dict | None, str]:
+    """Ranges (with the profile's safety margin) and a digest of a range profile given as
+    the ``profile.json`` of ``fixedqmc profile``, its dict, or a RangeProfile."""
+    if profile is None:
+        return None, ""
+    from fixedqmc.sweep.profile import RangeProfile
+    if not isinstance(profile, RangeProfile):
+        data = profile
+        if not isinstance(profile, dict):
+            p = Path(profile)
+            if not p.is_file():
+                raise FixedQMCError(f"range profile {str(p)!r} does not exist (write one with "
+                                    "fixedqmc profile)")
+            data = json.loads(p.read_text())
+        profile = RangeProfile.from_json(data.get("stats", data))
+    text = json.dumps(profile.to_json(), sort_keys=True)
+    return profile.ranges(), hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
+        progress: bool | None = None, stop_after_blocks: int | None = None) -> RunResult:
     """Run (or resume) the calculation of an input file and/or overrides.
 
-    ``stop_after_blocks`` stops (leaving the checkpoint) once that many blocks have been
-    run in this call, as an interruption would; ``progress`` shows a progress bar (default:
-    when stderr is a terminal).
+    ``profile``: a range profile (``profile.json`` of ``fixedqmc profile``) whose ranges,
+    with their safety margin, size the formats of width-only fixed specs (``fixed:W``);
+    without it the declared ranges do.  ``stop_after_blocks`` stops (leaving the
+    checkpoint) once that many blocks have been run in this call, as an interruption
+    would; ``progress`` shows a progress bar (default: when stderr is a terminal).
     """
     config = load_config(path, sets, overrides)
-    digest = input_hash(config)
+    ranges, profile_digest = _profile_ranges(profile)
+    digest = input_hash(config) + profile_digest
     out = Path(config["output"])
     ck = _check_folder(out, digest) if out.is_dir() else None
     summary_path = out / "summary.json"
@@ -211,7 +234,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, progress: bool | N
         summary = json.loads(summary_path.read_text())
         return RunResult(pd.read_parquet(out / "trace.parquet"), summary, out)
 
-    system = build_system(config)  # every input error is raised before anything is written
+    system = build_system(config, ranges)  # input errors are raised before anything is written
     plan = stages(config)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

@@ -92,3 +92,19 @@ def test_toml_file_and_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "energy (mK)" in out and "summary.json" in out
     assert main(["run", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_profile_sizes_fixed_formats_of_a_run(tmp_path):
+    from fixedqmc.run.config import load_config as load
+    from fixedqmc.sweep.estimates import sample_reference
+
+    cfg = small(tmp_path, "p", precision="potential=fixed:28")
+    ref = sample_reference(load(overrides=cfg))
+    declared = run(overrides=cfg, progress=False)
+    profiled = run(overrides={**cfg, "output": str(tmp_path / "p2")},
+                   profile={"stats": ref.profile.to_json()}, progress=False)
+    f_decl = declared.summary["formats"]["potential.sum"]
+    f_prof = profiled.summary["formats"]["potential.sum"]
+    assert f_decl != f_prof  # the profile's range of the sum is far narrower
+    with pytest.raises(FixedQMCError, match="does not exist"):
+        run(overrides=cfg, profile=str(tmp_path / "nope.json"))

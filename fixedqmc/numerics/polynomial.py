@@ -72,13 +72,17 @@ class KernelResult:
 
 
 def evaluate_quadratic(a, b, c, u, precision="float64", *, seed: int = 0,
-                       log: OverflowLog | None = None) -> KernelResult:
+                       log: OverflowLog | None = None, runtime: bool = False) -> KernelResult:
     """Evaluate a + u (b + u c) elementwise at a precision spec (see :mod:`policy`).
 
     Inputs are float arrays of one shape (converted to the variables' formats in fixed
     mode); returns a :class:`KernelResult` with float64 values of the same shape.
+    ``runtime``: fixed formats read at run time (one compilation for every format,
+    bit-identical; :meth:`KernelPrecision.at_runtime`).
     """
     kp = QUADRATIC.resolve(precision)
+    if runtime and kp.kind == "fixed":
+        kp = kp.at_runtime()
     arrays = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (a, b, c, u)))
     shape = arrays[0].shape
     ins = [kp.encode(name, x.ravel(), seed, log) for name, x in zip("abcu", arrays)]

@@ -5,7 +5,7 @@ turn (the others float64) and all of them together, W from 16 to 48 bits; the na
 width whose energy stays within the tolerance, with its spread over seeds.  Uses only the
 public API (fixedqmc.sweep.sweep).
 
-    python studies/helium_bitwidth/study.py            # full study (about 30 min, 2 cores)
+    python studies/helium_bitwidth/study.py            # full study (about 40 min, 2 cores)
     python studies/helium_bitwidth/study.py --reduced  # make run: He3, a few widths (<3 min)
 
 Writes results/<case>/... (sweep tables, figures) and results/answer.csv.
@@ -29,7 +29,7 @@ CASES = {
                        "step_size": 2.0}},
     # the seed's 64-atom 4x4x4 start at 8 bohr (4.2334 A)
     "He64": {"system": {"n_atoms": 64, "spacing": 4.2334}, "tables": {"r_max": 60.0},
-             "method": {"walkers": 20, "blocks": 20, "equil_blocks": 10, "steps_per_block": 10,
+             "method": {"walkers": 16, "blocks": 12, "equil_blocks": 8, "steps_per_block": 10,
                         "step_size": 0.6}},
 }
 KERNELS = "distance,potential,kinetic,wavefunction,all"
@@ -61,8 +61,8 @@ def main(argv=None) -> int:
                           args.workers, False, out / "reduced")
     else:
         answer = pd.concat([
-            run_case("He3", "16:48:2", KERNELS, "both", [1, 2, 3], args.workers, True, out),
-            run_case("He64", "16:48:2", KERNELS, "both", [1, 2], args.workers, True, out),
+            run_case("He3", "16:48:4", KERNELS, "both", [1, 2], args.workers, True, out),
+            run_case("He64", "16:48:4", KERNELS, "both", [1, 2], args.workers, True, out),
         ], ignore_index=True)
     answer.to_csv(out / ("reduced_answer.csv" if args.reduced else "answer.csv"), index=False)
     spread = answer.groupby(["case", "kernels"]).narrowest_width.agg(["min", "max"])

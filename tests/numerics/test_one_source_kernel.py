@@ -24,13 +24,13 @@ def test_float64_and_float32_paths_equal_numpy():
     assert np.array_equal(r32.values, (f[0] + f[3] * (f[1] + f[3] * f[2])).astype(np.float64))
 
 
-@settings(max_examples=5)  # each new format table is a new compiled specialisation (~10 s)
+@settings(max_examples=25)  # run-time formats: one compilation serves every example
 @given(width=st.integers(12, 64), rnd=st.sampled_from([m for m in fq.ROUNDING_MODES
                                                         if m != "stochastic"]),
        ovf=st.sampled_from(["wrap", "saturate"]), seed=st.integers(0, 2**32))
 def test_fixed_path_equals_fixed_array_chain(width, rnd, ovf, seed):
     spec = f"fixed:{width}:{rnd}:{ovf}"
-    res = evaluate_quadratic(A, B, C, U, spec, seed=seed)
+    res = evaluate_quadratic(A, B, C, U, spec, seed=seed, runtime=True)
     kp = QUADRATIC.resolve(spec)
     fmt = {v: kp.format_of(v) for v in QUADRATIC.names}
     a, b, c, u = (fq.Fixed.from_float(x, fmt[n], rnd, ovf, seed=seed) for x, n in
@@ -42,14 +42,22 @@ def test_fixed_path_equals_fixed_array_chain(width, rnd, ovf, seed):
     assert np.array_equal(res.fixed.raw, y.raw)
 
 
+def test_specialised_formats_equal_run_time_formats_bit_for_bit():
+    """The typed kernel (formats compiled in) and the run-time-format kernel agree."""
+    for spec in ("fixed:40:stochastic", "fixed:Q1.20:floor:wrap"):
+        a = evaluate_quadratic(A, B, C, U, spec, seed=5)
+        b = evaluate_quadratic(A, B, C, U, spec, seed=5, runtime=True)
+        assert np.array_equal(a.fixed.raw, b.fixed.raw) and a.events == b.events
+
+
 @pytest.mark.parametrize("spec", ["fixed:40:stochastic", "fixed:20:half_even:wrap"])
 def test_results_do_not_depend_on_thread_count(spec):
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = evaluate_quadratic(A, B, C, U, spec, seed=3)
+        one = evaluate_quadratic(A, B, C, U, spec, seed=3, runtime=True)
         numba.set_num_threads(before)
-        many = evaluate_quadratic(A, B, C, U, spec, seed=3)
+        many = evaluate_quadratic(A, B, C, U, spec, seed=3, runtime=True)
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(one.fixed.raw, many.fixed.raw)
@@ -58,8 +66,8 @@ def test_results_do_not_depend_on_thread_count(spec):
 
 def test_wide_format_is_accurate_and_narrow_format_degrades_visibly():
     exact = A + U * (B + U * C)
-    err = {w: np.abs(evaluate_quadratic(A, B, C, U, f"fixed:{w}").values - exact).max()
-           for w in (16, 24, 40)}
+    err = {w: np.abs(evaluate_quadratic(A, B, C, U, f"fixed:{w}", runtime=True).values
+                     - exact).max() for w in (16, 24, 40)}
     assert err[40] < 2e-10 < err[24] < 2e-5 < err[16] < 1e-2
 
 
@@ -67,8 +75,9 @@ def test_overflow_counted_per_variable_and_raise_mode():
     log = fq.OverflowLog()
     big = np.full(10, 1.9)
     res = evaluate_quadratic(big, big, big, np.full(10, 0.99), "fixed:Q1.20:floor:saturate",
-                             log=log)
+                             log=log, runtime=True)
     assert res.events["buc"] == 10 and res.events["y"] == 10 and res.events["uc"] == 0
     assert log.events["quadratic.y"] == 10
     with pytest.raises(fq.FixedOverflowError, match="quadratic.buc"):
-        evaluate_quadratic(big, big, big, np.full(10, 0.99), "fixed:Q1.20:floor:raise")
+        evaluate_quadratic(big, big, big, np.full(10, 0.99), "fixed:Q1.20:floor:raise",
+                           runtime=True)

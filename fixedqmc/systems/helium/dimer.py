@@ -81,9 +81,9 @@ from scipy.linalg import eigh_tridiagonal
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.helium.constants import HBAR2_2M
-from fixedqmc.systems.helium.potentials import get_potential
 from fixedqmc.systems.helium.trial import (
     DEFAULT_PAIR_PARAMS,
+    _resolve_potential,
     PairProductParams,
     dimer_local_energy,
     t2,
@@ -117,17 +117,6 @@ QUAD_METHODS = ("gauss", "quad")
 # ---------------------------------------------------------------------------------------
 # Argument checks
 # ---------------------------------------------------------------------------------------
-
-
-def _resolve_potential(potential) -> Callable:
-    if isinstance(potential, str):
-        return get_potential(potential)
-    if not callable(potential):
-        raise FixedQMCError(
-            f"potential must be a registered name or a callable V(r_angstrom) -> K, got "
-            f"{potential!r}"
-        )
-    return potential
 
 
 def _positive(name: str, value) -> float:

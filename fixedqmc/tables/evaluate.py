@@ -78,9 +78,18 @@ steps.  float64 differs from :meth:`TwoRegionTable.evaluate`, which divides by t
 width instead of multiplying by its rounded inverse, by a rounding of t (a few ulp; see
 ``tests/tables/test_evaluate.py``).
 
+Evaluation order: each chunk of the kernel works through blocks of 1024 elements, first
+the region test of the whole block (which also lists the block's elements by region, without
+branches), then the steps above for region I's elements and then for region II's, so that
+no branch of the inner loops depends on the data (a shuffled mix of the two regions
+otherwise mispredicts every other element).  Each element goes through exactly the
+operations listed above, with its stochastic bits drawn by element index, so the results and
+the overflow event counts are those of an element-by-element loop, bit for bit.  Figures of
+``fixedqmc bench tables``: ``docs/benchmarks.md``.
+
 Results do not depend on the number of threads (a fixed chunk partition, counter-based
 stochastic rounding), like every kernel of :mod:`fixedqmc.numerics.kernel`.  Each new set
-of fixed formats is a new compiled specialisation (about 15 s; numba caches it on disk).
+of fixed formats is a new compiled specialisation (about 20 s; numba caches it on disk).
 """
 
 from __future__ import annotations
@@ -126,9 +135,23 @@ _ONE_BELOW = float(np.nextafter(1.0, 0.0))
 
 
 # ------------------------------------------------------------------------ the kernel --
+#: Elements per block of :func:`_table_chunk` (its index buffer stays in L1).
+_BLOCK = 1024
+_U0, _U1 = np.uint64(0), np.uint64(1)
+
+
 @njit(cache=True, nogil=True)
 def _table_chunk(ctx, k, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, region):
     """Chunk k of :func:`table_kernel`.
+
+    Blocks of ``_BLOCK`` elements in two passes, so that no branch depends on the data: the
+    region test of every element of the block, which writes ``region`` and lists the
+    block's offsets by region (region I from the front of ``order``, region II from the
+    back, without branches), then one loop per region over its list, with the region's
+    constants and bin operation fixed.  Each element is computed by the same operations as
+    if in index order (stochastic bits are drawn by element index), so the results and the
+    event counts are those of an element-by-element loop.  Indices are unsigned, which
+    spares numba's negative-index wraparound.
 
     A separate function compiled serially before the parallel loop that calls it
     (:meth:`TableEvaluator.run`): numba's parallel pipeline then only wraps a call, which
@@ -136,21 +159,40 @@ def _table_chunk(ctx, k, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, r
     n1 = np.int64(1) << n1_bits
     cc = chunk(ctx, k)
     lo, hi = chunk_bounds(ctx, s.size, k)
-    for i in range(lo, hi):
-        e = at(cc, i)
-        si = load(e, s[i], S)
-        r = 0 if less(e, si, load(e, s_lo[1], S)) else 1
-        t = mul(e, sub(e, si, load(e, s_lo[r], S), DS), load(e, inv[r], INV), T)
-        if r == 0:
-            idx, u = uniform_bin(e, t, n1_bits, U)
-        else:
-            idx, u = log2_bin(e, t, n_seg, bin_bits, U)
-            idx += n1
-        x = mul(e, u, load(e, c[idx], C), UC)
-        x = add(e, load(e, b[idx], B), x, BUC)
-        x = mul(e, u, x, UBUC)
-        out[i] = store(e, add(e, load(e, a[idx], A), x, Y))
-        region[i] = r + 1
+    order = np.empty(_BLOCK, np.uint32)
+    e0 = at(cc, lo)
+    sigma = load(e0, s_lo[1], S)
+    for b0 in range(lo, hi, _BLOCK):
+        base = np.uint64(b0)
+        first = _U0  # region I offsets fill order[:first]
+        last = np.uint64(_BLOCK - 1)  # region II offsets fill order[last + 1:]
+        for j in range(np.uint64(min(_BLOCK, hi - b0))):
+            i = base + j
+            e = at(cc, i)
+            f = np.uint64(less(e, load(e, s[i], S), sigma))  # 1: region I
+            order[first] = j
+            order[last] = j
+            first += f
+            last -= _U1 - f
+            region[i] = np.int8(2) - np.int8(f)
+        for r in range(2):
+            s_r = load(e0, s_lo[r], S)
+            inv_r = load(e0, inv[r], INV)
+            q_lo, q_hi = (_U0, first) if r == 0 else (last + _U1, np.uint64(_BLOCK))
+            for q in range(q_lo, q_hi):
+                i = base + np.uint64(order[q])
+                e = at(cc, i)
+                t = mul(e, sub(e, load(e, s[i], S), s_r, DS), inv_r, T)
+                if r == 0:
+                    idx, u = uniform_bin(e, t, n1_bits, U)
+                else:
+                    idx, u = log2_bin(e, t, n_seg, bin_bits, U)
+                    idx += n1
+                idx = np.uint64(idx)
+                x = mul(e, u, load(e, c[idx], C), UC)
+                x = add(e, load(e, b[idx], B), x, BUC)
+                x = mul(e, u, x, UBUC)
+                out[i] = store(e, add(e, load(e, a[idx], A), x, Y))
 
 
 @njit(parallel=True, cache=True)
@@ -227,10 +269,13 @@ class TableEvaluator:
     ranges : dict, optional
         Variable -> (lo, hi) overriding :func:`table_ranges` (e.g. from a range profile)
         when width-only specs size the formats.
+    runtime : bool
+        Fixed formats read at run time: one compilation for every format (bit-identical,
+        slower; :meth:`KernelPrecision.at_runtime`).
     """
 
     def __init__(self, table: TwoRegionTable, precision="float64", *, seed: int = 0,
-                 ranges: dict | None = None):
+                 ranges: dict | None = None, runtime: bool = False):
         if not isinstance(table, TwoRegionTable):
             raise TableError(f"table must be a TwoRegionTable, got {type(table).__name__}")
         self.table = table
@@ -243,6 +288,8 @@ class TableEvaluator:
                     f"precision spec names variable {kernel}.{var}; kernel {KERNEL_NAME!r} "
                     f"has: {', '.join(spec.names)}")
         self.precision: KernelPrecision = spec.resolve(policy, ranges)
+        if runtime and self.precision.kind == "fixed":
+            self.precision = self.precision.at_runtime()
         self.layout = (np.int64(_log2(table.n1)), np.int64(table.n_seg),
                        np.int64(_log2(table.n_bin)))
         w = (table.sigma - table.s_min, table.s_max - table.sigma)
@@ -362,7 +409,7 @@ def _log2(n: int) -> int:
 
 
 def evaluate_table(table: TwoRegionTable, s, precision="float64", *, seed: int = 0,
-                   log: OverflowLog | None = None) -> KernelResult:
+                   log: OverflowLog | None = None, runtime: bool = False) -> KernelResult:
     """Evaluate a two-region table at squared distances ``s`` with the compiled kernel.
 
     Parameters
@@ -379,6 +426,8 @@ def evaluate_table(table: TwoRegionTable, s, precision="float64", *, seed: int =
         Seed of stochastic rounding.
     log : OverflowLog, optional
         Where overflow events are recorded (default log if None).
+    runtime : bool
+        Fixed formats read at run time (see :class:`TableEvaluator`).
 
     Returns
     -------
@@ -388,4 +437,4 @@ def evaluate_table(table: TwoRegionTable, s, precision="float64", *, seed: int =
 
     Use :class:`TableEvaluator` to encode the coefficients once for many calls.
     """
-    return TableEvaluator(table, precision, seed=seed)(s, log=log)
+    return TableEvaluator(table, precision, seed=seed, runtime=runtime)(s, log=log)

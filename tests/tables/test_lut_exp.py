@@ -11,21 +11,24 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
+from dataclasses import replace
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixedqmc.errors import FixedOverflowError
+from fixedqmc.errors import FixedOverflowError, FixedQMCError
+from fixedqmc.numerics import fixed as F
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.modes import ROUNDING_MODES
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.qformat import QFormat
-from fixedqmc.tables.lut_exp import LN2, FixedExpSpec, LutExp, lut_exp_error
+from fixedqmc.tables.lut_exp import LN2, LOG2E, FixedExpSpec, LutExp, _const_raw, lut_exp_error
 
 _spec = importlib.util.spec_from_file_location("_fixedqmc_reference",
                                                Path(__file__).resolve().parents[1] / "reference.py")
@@ -107,6 +110,96 @@ def ref_lut_exp_fixed(xs, lut: LutExp, x_fmt, t_fmt, p_fmt, r_fmt, rounding, ove
         else:
             out.append(R.quantize(p * Fraction(2) ** yi, rf, rounding, overflow)[0])
     return out
+
+
+def fixed_array_reference(lut: LutExp, x, spec, log):
+    """The fixed data path of FixedExpSpec written with Fixed-array operations, one per
+    stage (the implementation before the compiled kernel, kept as its reference)."""
+    r = lut._precision(spec)
+    kw = dict(rounding=r.rounding, overflow=r.overflow, log=log)
+    if isinstance(x, Fixed):
+        xq = F.cast(x, r.x, name="lut_exp.x", seed=r.seed, **kw)
+    else:
+        xq = Fixed.from_float(x, r.x, name="lut_exp.x", seed=r.seed, **kw)
+    shape = xq.shape
+    xq = xq.reshape(-1)
+    L = Fixed.from_raw(np.array([_const_raw("log2e", r.log2e.frac_bits)], np.uint64), r.log2e)
+    y = F.mul(xq, L, r.y, name="lut_exp.y", seed=r.seed + 1, **kw)
+    fy = r.y.frac_bits
+    if r.y.signed:
+        yi = y.raw >> np.int64(fy)
+    else:
+        yi = (y.raw.view(np.uint64) >> np.uint64(fy)).astype(np.int64)
+    yf = (y.raw.view(np.uint64) & np.uint64((1 << fy) - 1)).astype(np.int64)
+    tables = lut.fixed_tables(r.table)
+    p = None
+    for k, (c, b) in enumerate(zip(lut.cumulative_bits, lut.chunk_bits)):
+        j = (yf >> np.int64(fy - c)) & np.int64((1 << b) - 1)
+        entry = tables[k][j]
+        p = entry if p is None else F.mul(p, entry, r.product, name="lut_exp.product",
+                                          seed=r.seed + 1 + k, **kw)
+    if lut.residual == "linear":
+        res_fmt = QFormat(False, 0, fy)
+        rr = Fixed.from_raw(yf & np.int64((1 << (fy - lut.total_bits)) - 1), res_fmt)
+        ln2 = Fixed.from_raw(np.array([_const_raw("ln2", 64)], np.uint64), "UQ0.64")
+        t = F.mul(rr, ln2, "UQ0.64", name="lut_exp.residual", seed=r.seed + 20, **kw)
+        one = Fixed.from_raw(np.array([1 << r.table.frac_bits], np.uint64), r.table)
+        corr = F.add(one, t, r.table, name="lut_exp.correction", seed=r.seed + 21, **kw)
+        p = F.mul(p, corr, r.product, name="lut_exp.product", seed=r.seed + 22, **kw)
+    y_min = -min(r.result.frac_bits + 1, 64)
+    out = np.zeros(yi.shape, np.int64)
+    for n in np.unique(yi):  # one shift per group of equal y_i
+        n = int(n)
+        if n < y_min:
+            continue  # flushed to exactly 0
+        sel = yi == n
+        a = p[sel]
+        while n > 64:  # p * 2**64 is an integer: exact, only the overflow mode acts
+            a = F.shift(a, 64, r.result, name="lut_exp.result", seed=r.seed + 30, **kw)
+            n -= 64
+        a = F.shift(a, n, r.result, name="lut_exp.result", seed=r.seed + 30, **kw)
+        out[sel] = a.raw
+    return Fixed.from_raw(out.reshape(shape), r.result)
+
+
+def numpy_float_reference(lut: LutExp, x, dtype):
+    """The float path with numpy array operations (the implementation before the compiled
+    kernel, kept as its reference)."""
+    dtype = np.dtype(dtype)
+    ft = dtype.type
+    xs = np.atleast_1d(x).astype(dtype).ravel()
+    finite = np.isfinite(xs)
+    y = np.where(finite, xs, ft(0)) * ft(LOG2E)
+    y = np.clip(y, ft(-4096), ft(4096))
+    yi = np.floor(y)
+    yf = y - yi
+    carry = yf >= ft(1)
+    yi = np.where(carry, yi + ft(1), yi)
+    yf = np.where(carry, ft(0), yf)
+    s = yf
+    p = None
+    for b, table in zip(lut.chunk_bits, lut.float_tables(dtype)):
+        s = s * ft(2.0 ** b)
+        j = np.floor(s)
+        s = s - j
+        entry = table[j.astype(np.intp)]
+        p = entry if p is None else p * entry
+    if lut.residual == "linear":
+        p = p * (ft(1) + s * ft(LN2 * 2.0 ** -lut.total_bits))
+    yi_int = yi.astype(np.int32)
+    with np.errstate(over="ignore"):
+        out = np.ldexp(p, yi_int).astype(dtype)
+    out[yi_int < (-1022 if dtype == np.float64 else -126)] = 0
+    if not finite.all():
+        out[np.isposinf(xs)] = np.inf
+        out[np.isneginf(xs)] = 0
+        out[np.isnan(xs)] = np.nan
+    return out.reshape(np.shape(x))
+
+
+def same_log(a: OverflowLog, b: OverflowLog) -> bool:
+    return (dict(a.events) == dict(b.events) and dict(a.values) == dict(b.values)
+            and a.formats == b.formats and a.modes == b.modes)
 
 
 # --------------------------------------------------------------- configuration/API --
@@ -306,6 +399,163 @@ def test_fixed_reproducible():
     assert np.array_equal(lut.evaluate(x[::7], spec).raw, full[::7])  # elementwise
     xin = Fixed.from_float(x, "Q6.36")
     assert np.array_equal(lut.evaluate(xin, spec).raw, full)
+
+
+# ------------------------------------ compiled paths against the array implementations --
+COMPILED_CASES = [
+    # the seed configuration in the benchmark's formats
+    (LutExp(), FixedExpSpec(table_format="UQ1.39")),
+    # a product format other than the table's; floor, wrap-around
+    (LutExp((7, 5), "none"), FixedExpSpec("Q4.20", "UQ1.30", "Q6.30", "UQ2.40",
+                                          rounding="floor", overflow="wrap")),
+    # 64-bit words with the top bit set: the 192-bit paths
+    (LutExp(), FixedExpSpec("Q6.57", "UQ1.63", "UQ8.56", "UQ1.63", rounding="half_away")),
+    # y_i up to ~290: chained shifts of 64 bits
+    (LutExp((4, 4, 4, 4)), FixedExpSpec("Q8.40", "UQ1.20", "UQ3.60", rounding="zero",
+                                        overflow="wrap")),
+    # one table, signed formats, with and without the residual correction
+    (LutExp((9,), "linear"), FixedExpSpec("Q8.40", "Q1.40", "Q20.20", "Q1.40",
+                                          rounding="half_up")),
+    (LutExp((9,), "none"), FixedExpSpec("Q8.40", "UQ1.40", "Q20.20")),
+    # unsigned x and y, a signed log2(e) format, a table format with 61 fractional bits
+    (LutExp((12, 11, 11)), FixedExpSpec("UQ6.36", "UQ1.61", "UQ8.48", y_format="UQ8.50",
+                                        log2e_format="Q2.61")),
+]
+
+
+def wide_inputs(seed: int, n: int = 3000) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.uniform(-50.0, 300.0, n // 3), rng.uniform(-25.0, 6.0, n // 3),
+                           rng.uniform(-1.0, 1.0, n - 2 * (n // 3)),
+                           [0.0, -1e-12, 1e-12, 5.5, 6.0, -44.5, 255.9, -255.9]])
+
+
+@pytest.mark.parametrize("lut, spec", COMPILED_CASES)
+def test_compiled_fixed_path_equals_fixed_array_operations(lut, spec):
+    """Words and logged events/values per stage, bit for bit, in every deterministic mode."""
+    x = wide_inputs(1)
+    for rounding in {spec.rounding, "half_even"}:
+        sp = replace(spec, rounding=rounding)
+        got_log, want_log = OverflowLog(), OverflowLog()
+        got = lut.evaluate(x, sp, log=got_log)
+        want = fixed_array_reference(lut, x, sp, want_log)
+        assert got.fmt == want.fmt and np.array_equal(got.raw, want.raw), rounding
+        assert same_log(got_log, want_log), (dict(got_log.events), dict(want_log.events))
+    xin = Fixed.from_float(x[:500], "Q9.40", "half_even", "saturate", log=OverflowLog())
+    got_log, want_log = OverflowLog(), OverflowLog()
+    got = lut.evaluate(xin, spec, log=got_log)  # a Fixed input is cast to x_format
+    assert np.array_equal(got.raw, fixed_array_reference(lut, xin, spec, want_log).raw)
+    assert same_log(got_log, want_log)
+
+
+@HYP
+@given(lut=configs, f=fmt_choices, xs=st.lists(st.floats(-60.0, 60.0), min_size=1, max_size=8),
+       overflow=st.sampled_from(["wrap", "saturate"]), seed=st.integers(0, 2**31))
+def test_compiled_fixed_path_equals_fixed_array_operations_random_formats(lut, f, xs, overflow,
+                                                                           seed):
+    x_fmt = f"Q{f['x_int']}.{min(f['x_frac'], 63 - f['x_int'] - 1)}"
+    spec = FixedExpSpec(x_format=x_fmt, table_format=f"UQ1.{f['t_frac']}",
+                        product_format=None if f["p"] == "table" else f["p"],
+                        result_format=f"UQ8.{f['r_frac']}",
+                        rounding="half_even" if f["rounding"] == "stochastic" else f["rounding"],
+                        overflow=overflow, seed=seed)
+    x = np.concatenate([xs, np.random.default_rng(seed).uniform(-45.0, 8.0, 40)])
+    got_log, want_log = OverflowLog(), OverflowLog()
+    got = lut.evaluate(x, spec, log=got_log)
+    assert np.array_equal(got.raw, fixed_array_reference(lut, x, spec, want_log).raw)
+    assert same_log(got_log, want_log)
+
+
+@pytest.mark.parametrize("lut, spec", COMPILED_CASES[:5])
+def test_compiled_fixed_path_stochastic_rounding(lut, spec):
+    """Stage s draws the bits random_bits(seed + s, flat index, 0) in both implementations;
+    the array one shifts each group of equal y_i as a sub-array (its result stage indexes
+    the group), so inputs with one y_i (0 or -1) compare every stage bit for bit."""
+    rng = np.random.default_rng(2)
+    for lo, hi in ((0.01, 0.68), (-0.68, -0.01)):
+        x = rng.uniform(lo, hi, 2000)
+        for seed in (0, 12345):
+            sp = replace(spec, rounding="stochastic", seed=seed)
+            got_log, want_log = OverflowLog(), OverflowLog()
+            got = lut.evaluate(x, sp, log=got_log)
+            want = fixed_array_reference(lut, x, sp, want_log)
+            assert np.array_equal(got.raw, want.raw)
+            assert same_log(got_log, want_log)
+    floor = lut.evaluate(x, replace(spec, rounding="floor"), log=OverflowLog()).raw
+    assert 0 < np.count_nonzero(got.raw != floor) < x.size  # some elements rounded up
+
+
+def test_compiled_fixed_path_raise_mode():
+    lut = LutExp()
+    spec = FixedExpSpec(table_format="UQ1.39", overflow="raise")
+    ok = np.array([-3.0, 0.0, 5.0])
+    assert np.array_equal(lut.evaluate(ok, spec, log=OverflowLog()).raw,
+                          fixed_array_reference(lut, ok, spec, OverflowLog()).raw)
+    bad = np.array([1.0, 6.0, 30.0])  # exp(6) > 256, the range of UQ8.48
+    got_log, want_log = OverflowLog(), OverflowLog()
+    with pytest.raises(FixedOverflowError, match=r"2 result\(s\) of 'lut_exp.result'"):
+        lut.evaluate(bad, spec, log=got_log)
+    with pytest.raises(FixedOverflowError, match="lut_exp.result"):
+        fixed_array_reference(lut, bad, spec, want_log)
+    # the stages before the result logged alike; the array implementation stops at the
+    # first group of equal y_i that overflows, so its result counts depend on that order
+    for name in want_log.values:
+        if name != "lut_exp.result":
+            assert got_log.events[name] == want_log.events[name] == 0
+            assert got_log.values[name] == want_log.values[name]
+    assert got_log.events["lut_exp.result"] == 2
+
+
+def test_compiled_fixed_path_input_checks():
+    """Step 1 runs in the kernel for finite float input; anything else goes through
+    Fixed.from_float on the host, with its checks."""
+    lut, spec = LutExp(), FixedExpSpec(table_format="UQ1.39")
+    with pytest.raises(FixedQMCError, match="not finite"):
+        lut.evaluate(np.array([1.0, np.nan]), spec, log=OverflowLog())
+    ints = [-3, 0, 2, 5]
+    got_log, want_log = OverflowLog(), OverflowLog()
+    got = lut.evaluate(ints, spec, log=got_log)
+    assert np.array_equal(got.raw, fixed_array_reference(lut, ints, spec, want_log).raw)
+    assert same_log(got_log, want_log)
+    assert lut.evaluate(np.float32(1.5), spec, log=OverflowLog()).shape == ()
+
+
+def test_compiled_fixed_path_does_not_depend_on_thread_count():
+    lut = LutExp()
+    x = np.random.default_rng(5).uniform(-40.0, 7.0, 50_000)  # parallel (and 7.0 saturates)
+    spec = FixedExpSpec(table_format="UQ1.39", rounding="stochastic", seed=3)
+    before = numba.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            log = OverflowLog()
+            runs.append((lut.evaluate(x, spec, log=log).raw, log))
+    finally:
+        numba.set_num_threads(before)
+    (one, log1), (two, log2) = runs
+    assert np.array_equal(one, two) and same_log(log1, log2)
+    assert log1.events["lut_exp.result"] > 0
+    # elementwise, stochastic bits included: a prefix (serial twin) gives the same words
+    assert np.array_equal(lut.evaluate(x[:1000], spec, log=OverflowLog()).raw, one[:1000])
+
+
+@pytest.mark.parametrize("lut", [LutExp(), LutExp((7, 5), "none"), LutExp((16,)),
+                                 LutExp((4, 4, 4, 4), table_format="UQ1.40"),
+                                 LutExp((9,), "linear", "UQ1.30")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_float_paths_equal_numpy_operations(lut, dtype):
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-800.0, 800.0, 3000), rng.uniform(-100.0, 100.0, 3000),
+                        rng.uniform(-1.0, 1.0, 3000),
+                        [np.inf, -np.inf, np.nan, 0.0, -0.0, 709.78, 709.79, 88.72, 88.73,
+                         -708.4, -87.34, -87.3, -1e-30, 1e-30, 5e-324, -5e-324, 3e38, -3e38]])
+    got = lut.evaluate(x, np.dtype(dtype).name)
+    with np.errstate(over="ignore"):  # 3e38 log2(e) overflows float32 (to inf, then clipped)
+        want = numpy_float_reference(lut, x, dtype)
+    assert got.dtype == want.dtype == dtype
+    bits = np.uint64 if dtype == np.float64 else np.uint32
+    assert np.array_equal(got.view(bits), want.view(bits))
 
 
 # --------------------------------------------------------- underflow and overflow --

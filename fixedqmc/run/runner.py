@@ -145,7 +145,8 @@ def estimate(rows: list[dict]) -> dict:
         rb = reblock(prod[col].to_numpy())
         out[col] = rb.mean
         out[f"{col}_error"] = rb.error
-    out["error_converged"] = bool(reblock(prod["energy"].to_numpy()).converged)
+        if col == "energy":
+            out["error_converged"] = bool(rb.converged)
     out["acceptance"] = float(prod["acceptance"].mean())
     if "population" in prod:
         out["population"] = float(prod["population"].mean())

@@ -210,7 +210,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     (out / "points").mkdir(parents=True, exist_ok=True)
     (out / "meta.json").write_text(json.dumps(meta))
 
-    reference = _reference(config, out, progress)
+    reference = _reference(config, out)
     tasks = [Point(k, w) for k in kernel_sets for w in widths]
     if float32:
         tasks += [Point(k, None) for k in kernel_sets]
@@ -250,7 +250,7 @@ def _bar(total, initial, show):
                 disable=not (sys.stderr.isatty() if show is None else show))
 
 
-def _reference(config, out: Path, progress):
+def _reference(config, out: Path):
     from fixedqmc.sweep.estimates import sample_reference
     p = out / "reference.pkl"
     if p.exists():

@@ -47,7 +47,9 @@ from numba.extending import (NativeValue, intrinsic, models, overload, register_
                              typeof_impl, unbox)
 
 from fixedqmc.errors import FixedOverflowError, FixedQMCError
+from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics import wideint as W
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.modes import STOCHASTIC, overflow_code, rounding_code
 from fixedqmc.numerics.overflow import OverflowLog, default_log
@@ -344,6 +346,57 @@ def _is_runtime(e) -> bool:
     return not isinstance(e.types[0], FormatTableType)
 
 
+def _is_quiet(e) -> bool:
+    """A quiet element context (:func:`quiet`): events travel in the values."""
+    return _is_fixed(e) and len(e) == 4 and isinstance(e.types[1], types.NoneType)
+
+
+quiet, events, _flag_of, _emit = map(_stub, ("quiet", "events", "_flag_of", "_emit"))
+quiet.__doc__ = """``quiet(e)``: the element context ``e`` with overflow events carried in the values
+instead of counted in memory, so that a loop of operations has no store and vectorises.
+
+In a quiet fixed context every value is ``(raw, var, flag)``: ``flag`` is 1 if any operation
+that produced the value or one of its operands overflowed (the operations are otherwise the
+same, bit for bit).  :func:`events` reads the flag of a result; a kernel that finds it set
+recomputes in the counting context to count the events per variable (see
+:mod:`fixedqmc.systems.helium.kernels`).  Float and run-time-format contexts are returned
+unchanged (run-time formats keep counting in memory, and :func:`events` is 0 there)."""
+events.__doc__ = """``events(e, x)``: 1 if the quiet value x carries an overflow event, else 0."""
+
+
+@overload(quiet)
+def _quiet(e):
+    if _is_fixed(e) and not _is_runtime(e):
+        return lambda e: (e[0], None, e[2], e[3])
+    return lambda e: e
+
+
+@overload(_flag_of, inline="always")
+def _ol_flag_of(x):
+    if isinstance(x, types.BaseTuple) and len(x) == 3:
+        return lambda x: x[2]
+    return lambda x: np.int64(0)
+
+
+@overload(events, inline="always")
+def _events(e, x):
+    return lambda e, x: _flag_of(x)
+
+
+@overload(_emit, prefer_literal=True, inline="always")
+def _ol_emit(e, r, ev, v, flag):
+    """A typed fixed result ``r`` of variable v with overflow event ``ev``: counted in the
+    chunk's event row, or (quiet) carried with the operands' flags."""
+    if _is_quiet(e):
+        return lambda e, r, ev, v, flag: (r, v, flag | np.int64(ev))
+
+    def counted(e, r, ev, v, flag):
+        if ev:
+            _bump(e[1], v)
+        return (r, v)
+    return counted
+
+
 @njit(nogil=True)
 def _fmt(e, v):
     """(signed, word, frac, rounding, overflow) of variable v of a run-time format table."""
@@ -515,6 +568,8 @@ def _load(e, x, v):
     if _is_fixed(e):
         if not _is_runtime(e):
             _var(e.types[0].table, v, "load")
+        if _is_quiet(e):
+            return lambda e, x, v: (np.int64(x), v, np.int64(0))
         return lambda e, x, v: (np.int64(x), v)
     dt = e
     return lambda e, x, v: dt(x)
@@ -533,9 +588,7 @@ def _const(e, x, v):
         def impl(e, x, v):
             rb = _random(e, v) if stochastic else np.uint64(0)
             r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
-            if ev:
-                _bump(e[1], v)
-            return (r, v)
+            return _emit(e, r, ev, v, np.int64(0))
         return impl
     dt = e
     return lambda e, x, v: dt(x)
@@ -549,18 +602,20 @@ def _binary_overload(name, raw_op, float_op, opcode):
             return lambda e, x, y, v: (_rt_binary(opcode, e, x[0], np.int64(x[1]), y[0],
                                                   np.int64(y[1]), np.int64(v)), v)
         table = e.types[0].table
-        sa, _, fa, _, _ = _var(table, x.types[1], f"{name} (first operand)")
-        sb, _, fb, _, _ = _var(table, y.types[1], f"{name} (second operand)")
+        sa, wa, fa, _, _ = _var(table, x.types[1], f"{name} (first operand)")
+        sb, wb, fb, _, _ = _var(table, y.types[1], f"{name} (second operand)")
         so, wo, fo, rnd, ovf = _var(table, v, name)
         sa, sb, so = sa != 0, sb != 0, so != 0
         stochastic = rnd == STOCHASTIC
+        op = narrow.binary(opcode, (sa, wa, fa), (sb, wb, fb), (so, wo, fo, rnd, ovf))
+        if op is None:  # the general exact operation (192-bit fallback out of line)
+            op = njit(lambda ra, rb, rbits: raw_op(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd,
+                                                   ovf, rbits), nogil=True, inline="always")
 
         def impl(e, x, y, v):
             rb = _random(e, v) if stochastic else np.uint64(0)
-            r, ev = raw_op(x[0], sa, fa, y[0], sb, fb, so, wo, fo, rnd, ovf, rb)
-            if ev:
-                _bump(e[1], v)
-            return (r, v)
+            r, ev = op(x[0], y[0], rb)
+            return _emit(e, r, ev, v, _flag_of(x) | _flag_of(y))
         return impl
     return ol
 
@@ -626,9 +681,7 @@ def _convert(e, x, src, v):
         def from_float(e, x, src, v):
             rb = _random(e, v) if stochastic else np.uint64(0)
             r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
-            if ev:
-                _bump(e[1], v)
-            return (r, v)
+            return _emit(e, r, ev, v, np.int64(0))
         return from_float
     if _is_runtime(src):
         def from_rt(e, x, src, v):
@@ -638,19 +691,19 @@ def _convert(e, x, src, v):
                 r, ev = Q.from_float_raw(_i2f(x[0]), so, wo, fo, rnd, ovf, rb)
             else:
                 r, ev = Q.add_raw(x[0], sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf, rb)
-            if ev:
-                _bump(e[1], v)
-            return (r, v)
+            return _emit(e, r, ev, v, np.int64(0))
         return from_rt
-    sa, _, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
+    sa, wa, fa, _, _ = _var(src.types[0].table, x.types[1], "convert (source)")
     sa = sa != 0
+    op = narrow.cast((sa, wa, fa), (so, wo, fo, rnd, ovf))
+    if op is None:
+        op = njit(lambda ra, rbits: Q.add_raw(ra, sa, fa, np.int64(0), True, fa, so, wo, fo,
+                                              rnd, ovf, rbits), nogil=True, inline="always")
 
     def impl(e, x, src, v):
         rb = _random(e, v) if stochastic else np.uint64(0)
-        r, ev = Q.add_raw(x[0], sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf, rb)
-        if ev:
-            _bump(e[1], v)
-        return (r, v)
+        r, ev = op(x[0], rb)
+        return _emit(e, r, ev, v, _flag_of(x))
     return impl
 
 
@@ -694,13 +747,17 @@ def _less(e, x, y):
     if _is_runtime(e):
         return lambda e, x, y: _rt_less(e, x[0], np.int64(x[1]), y[0], np.int64(y[1]))
     table = e.types[0].table
-    sa, _, fa, _, _ = _var(table, x.types[1], "less (first operand)")
-    sb, _, fb, _, _ = _var(table, y.types[1], "less (second operand)")
+    sa, wa, fa, _, _ = _var(table, x.types[1], "less (first operand)")
+    sb, wb, fb, _, _ = _var(table, y.types[1], "less (second operand)")
     sa, sb = sa != 0, sb != 0
     if sa == sb and fa == fb:
         if sa:
             return lambda e, x, y: x[0] < y[0]
         return lambda e, x, y: np.uint64(x[0]) < np.uint64(y[0])  # 64-bit unsigned words
+    g = max(fa, fb)
+    sha, shb = np.int64(g - fa), np.int64(g - fb)
+    if max(narrow.magnitude_bits(sa, wa) + g - fa, narrow.magnitude_bits(sb, wb) + g - fb) <= 62:
+        return lambda e, x, y: (x[0] << sha) < (y[0] << shb)  # both aligned words fit int64
     return lambda e, x, y: Q.compare_raw(x[0], sa, fa, y[0], sb, fb) < 0
 
 
@@ -731,13 +788,15 @@ def _split(w, sh):
 
 
 @njit
-def _fraction_to(ur, fsrc, su, wu, fu, rnd, ovf, rbits):
+def _fraction_to(ur, fsrc, fmax, su, wu, fu, rnd, ovf, rbits):
     """The fraction ``ur * 2**-fsrc`` (``ur < 2**fsrc``, a value in [0, 1)) rounded once into
     the format (su, wu, fu); returns (raw, event).  Exact (no event) when fsrc <= fu: a value
-    below 1 with at most fu fractional bits fits every format with fu fractional bits."""
+    below 1 with at most fu fractional bits fits every format with fu fractional bits.
+    ``fmax`` bounds fsrc (t's fractional bits: a compile-time constant in typed kernels,
+    where it removes the 192-bit path from the code when it is at most 62)."""
     if fsrc <= fu:
         return np.int64(ur << np.uint64(fu - fsrc)), 0
-    if fsrc <= 62:
+    if fmax <= 62 or fsrc <= 62:
         return Q.finish_i64(np.int64(ur), fsrc - fu, su, wu, rnd, ovf, rbits)
     return Q.cast_raw(np.int64(ur), False, fsrc, su, wu, fu, rnd, ovf, rbits)
 
@@ -758,6 +817,21 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
     return impl_maker(core, njit(lambda e, t, vu: fmts))
 
 
+_count = _stub("_count")
+
+
+@overload(_count, inline="always")
+def _ol_count(e, ev, v):
+    """Count event ``ev`` of variable v in a counting context (nothing in a quiet one)."""
+    if _is_quiet(e):
+        return lambda e, ev, v: None
+
+    def counted(e, ev, v):
+        if ev:
+            _bump(e[1], v)
+    return counted
+
+
 def _uniform_impl(core, formats):
     if formats is None:  # run-time formats: core reads them
         def runtime(e, t, n_bits, vu):
@@ -767,8 +841,9 @@ def _uniform_impl(core, formats):
 
     def impl(e, t, n_bits, vu):
         st, ft, tv, su, wu, fu, rnd, ovf = formats(e, t, vu)
-        k, r = core(e, t[0], st, ft, tv, (n_bits,), su, wu, fu, rnd, ovf, np.int64(vu))
-        return k, (r, vu)
+        k, r, et, eu = core(e, t[0], st, ft, (n_bits,), su, wu, fu, rnd, ovf, np.int64(vu))
+        _count(e, et, tv)
+        return k, _emit(e, r, eu, vu, _flag_of(t) | et)
     return impl
 
 
@@ -781,44 +856,39 @@ def _log2_impl(core, formats):
 
     def impl(e, t, n_seg, bin_bits, vu):
         st, ft, tv, su, wu, fu, rnd, ovf = formats(e, t, vu)
-        k, r = core(e, t[0], st, ft, tv, (n_seg, bin_bits), su, wu, fu, rnd, ovf,
-                    np.int64(vu))
-        return k, (r, vu)
+        k, r, et, eu = core(e, t[0], st, ft, (n_seg, bin_bits), su, wu, fu, rnd, ovf,
+                            np.int64(vu))
+        _count(e, et, tv)
+        return k, _emit(e, r, eu, vu, _flag_of(t) | et)
     return impl
 
 
 @njit(nogil=True)
-def _uniform_core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu):
-    """Fixed uniform_bin on the raw word of t: (k, raw u); events bumped."""
+def _uniform_core(e, traw, st, ft, layout, su, wu, fu, rnd, ovf, vu):
+    """Fixed uniform_bin on the raw word of t: (k, raw u, event of t, event of u)."""
     (n_bits,) = layout
-    w, ev = _unit_word(traw, st, ft)
-    if ev:
-        _bump(e[1], tv)
+    w, et = _unit_word(traw, st, ft)
     sh = ft - n_bits
     k, ur = _split(w, sh)
-    r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
-    if ev:
-        _bump(e[1], vu)
-    return np.int64(k), r
+    r, eu = _fraction_to(ur, max(sh, 0), ft, su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
+    return np.int64(k), r, et, eu
 
 
 def _uniform_float(dt, one_below):
     def impl(e, t, n_bits, vu):
         tc = min(max(t, dt(0.0)), one_below)
         n = np.int64(1) << n_bits
-        x = tc * dt(n)  # exact: a power of two
-        k = min(np.floor(x), dt(n - 1))
+        x = tc * dt(n)  # exact (a power of two), below n: floor(x) <= n - 1
+        k = np.floor(x)
         return np.int64(k), dt(x - k)
     return impl
 
 
 @njit(nogil=True)
-def _log2_core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu):
-    """Fixed log2_bin on the raw word of t: (index, raw u); events bumped."""
+def _log2_core(e, traw, st, ft, layout, su, wu, fu, rnd, ovf, vu):
+    """Fixed log2_bin on the raw word of t: (index, raw u, event of t, event of u)."""
     n_seg, bin_bits = layout
-    w, ev = _unit_word(traw, st, ft)
-    if ev:
-        _bump(e[1], tv)
+    w, et = _unit_word(traw, st, ft)
     last = n_seg - 1
     j = last
     p = ft - last  # fractional bits of w within the last (denormal) segment
@@ -831,10 +901,8 @@ def _log2_core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu):
             x = w - (_U1 << np.uint64(p))
     sh = p - bin_bits
     m, ur = _split(x, sh)
-    r, ev = _fraction_to(ur, max(sh, 0), su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
-    if ev:
-        _bump(e[1], vu)
-    return (j << bin_bits) + np.int64(m), r
+    r, eu = _fraction_to(ur, max(sh, 0), ft, su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
+    return (j << bin_bits) + np.int64(m), r, et, eu
 
 
 def _log2_float(dt, one_below):
@@ -846,15 +914,14 @@ def _log2_float(dt, one_below):
         # the binary exponent of tc as frexp would give it, without a libm call: for tc in
         # [2**-(j+1), 2**-j) the integer floor(tc 2**63) lies in [2**(62-j), 2**(63-j))
         lz = np.int64(_leading_zeros(np.uint64(tc * two63))) - 1  # = j (64 for tc < 2**-63)
-        if lz >= last:
-            j = last
-            w = tc * (two63 / np.float64(np.int64(1) << (63 - last)))  # exact: tc 2**last
-        else:
-            j = lz
-            w = tc * (two63 / np.float64(np.int64(1) << (62 - lz))) - 1.0  # exact (Sterbenz)
+        inner = lz < last
+        j = min(lz, last)
+        # exact: w = tc 2**(j+1) - 1 (Sterbenz) in segment j < last, tc 2**last in the last;
+        # the power of two built from its exponent bits (no division, no branch)
+        w = tc * _i2f((np.int64(1023) + j + np.int64(inner)) << 52) - (1.0 if inner else 0.0)
         nb = np.int64(1) << bin_bits
-        x = w * nb
-        m = min(np.floor(x), np.float64(nb - 1))
+        x = w * nb  # exact, and below nb since w < 1: floor(x) <= nb - 1
+        m = np.floor(x)
         return j * nb + np.int64(m), dt(x - m)  # x - m is exact in dt (as many bits as t)
     return impl
 
@@ -872,25 +939,139 @@ def _runtime_bin(core, float_bin):
         st, wt, ft, _, _ = _fmt(e, tv)
         su, wu, fu, rnd, ovf = _fmt(e, vu)
         if wt > 0 and wu > 0:
-            return core(e, traw, st, ft, tv, layout, su, wu, fu, rnd, ovf, vu)
+            k, r, et, eu = core(e, traw, st, ft, layout, su, wu, fu, rnd, ovf, vu)
+            if et:
+                _bump(e[1], tv)
+            if eu:
+                _bump(e[1], vu)
+            return k, r
         if wt <= 0:
             k, u = float_bin(0.0, _i2f(traw), *layout, 0)
         else:  # fixed t, float64 u: the fixed bin, then u's exact value
-            k, r = core(e, traw, st, ft, tv, layout, False, 64, 64, 0, 0, vu)
+            k, r, et, _ = core(e, traw, st, ft, layout, False, 64, 64, 0, 0, vu)
+            if et:
+                _bump(e[1], tv)
             u = np.float64(np.uint64(r)) * 2.0 ** -64
         return k, _rt_float_to(e, u, vu, su, wu, fu, rnd, ovf)
     return rt
 
 
-@overload(uniform_bin, prefer_literal=True)
+@overload(uniform_bin, prefer_literal=True, inline="always")
 def _uniform_bin(e, t, n_bits, vu):
     return _bin_typing("uniform_bin", e, t, vu, _uniform_core, _uniform_float, _uniform_impl)
 
 
-@overload(log2_bin, prefer_literal=True)
+@overload(log2_bin, prefer_literal=True, inline="always")
 def _log2_bin(e, t, n_seg, bin_bits, vu):
     return _bin_typing("log2_bin", e, t, vu, _log2_core, _log2_float, _log2_impl)
 
 
 _RUNTIME_BINS = {_uniform_core: _runtime_bin(_uniform_core, _uniform_f64),
                  _log2_core: _runtime_bin(_log2_core, _log2_f64)}
+
+
+# -------------------------------------------------------------------- accumulators --
+# Sums over many terms (pairs of a cluster) as hardware accumulates them: each term is
+# rounded once into the sum variable's format, the terms are added exactly in a register
+# wide enough for all of them, and the total is overflow-handled once into the format.  An
+# exact sum is associative, so a loop of them is a reduction and vectorises; fixed results
+# do not depend on the order of the terms.
+acc_zero, acc_add, acc_value, acc_fits = map(_stub, ("acc_zero", "acc_add", "acc_value",
+                                                     "acc_fits"))
+acc_zero.__doc__ = """``acc_zero(e, v)``: an empty accumulator for sums of variable ``v``."""
+acc_add.__doc__ = """``acc_add(e, acc, x, v)``: ``acc`` plus the value x rounded once into v's format
+(an overflow of that rounding is an event of v).  Float contexts add in the context's type
+with a reassociable add: the compiler may split the sum into partial sums (vector lanes),
+so float sums are reproducible for a given machine and compiled kernel, not bit-identical to
+a left-to-right sum."""
+acc_value.__doc__ = """``acc_value(e, acc, v)``: the exact sum of the accumulator, overflow-handled once into
+v's format (saturate, wrap or raise, one event of v if it does not fit), as a value of v."""
+acc_fits.__doc__ = """``acc_fits(e, v, n)``: whether a quiet accumulator of v is exact for n terms (its int64
+register needs ``E_v + bit_length(n) <= 62``, see :mod:`fixedqmc.numerics.narrow`); always
+true in other contexts, whose fixed accumulators hold 192 bits."""
+
+
+@intrinsic
+def _radd(typingctx, x, y):
+    """x + y with LLVM's ``reassoc`` flag (only this add may be reassociated)."""
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+    return x(x, y), codegen
+
+
+_W0 = (np.uint64(0), np.uint64(0), np.uint64(0))
+
+
+@overload(acc_zero, prefer_literal=True, inline="always")
+def _acc_zero(e, v):
+    if not _is_fixed(e):
+        dt = e
+        return lambda e, v: dt(0.0)
+    if _is_quiet(e):
+        return lambda e, v: (np.int64(0), np.int64(0))
+    if _is_runtime(e):
+        return lambda e, v: (_W0, 0.0)
+    return lambda e, v: _W0
+
+
+@overload(acc_fits, prefer_literal=True, inline="always")
+def _acc_fits(e, v, n):
+    if not _is_quiet(e):
+        return lambda e, v, n: True
+    sv, wv, _, _, _ = _var(e.types[0].table, v, "acc_fits")
+    room = 62 - narrow.magnitude_bits(sv != 0, wv)
+    return lambda e, v, n: room >= 0 and (np.int64(n) >> np.int64(min(room, 63))) == 0
+
+
+@overload(acc_add, prefer_literal=True, inline="always")
+def _acc_add(e, acc, x, v):
+    if not _is_fixed(e):
+        dt = e
+        return lambda e, acc, x, v: _radd(acc, dt(x))
+    if _is_runtime(e):
+        def runtime(e, acc, x, v):
+            sa, wa, fa, _, _ = _fmt(e, x[1])
+            so, wo, fo, rnd, ovf = _fmt(e, v)
+            if wo <= 0:  # float64 sum (profiled: the term's range is recorded)
+                t = _rt_value(x[0], sa, wa, fa)
+                if wo == -1:
+                    _record(e[1], fo, t)
+                return (acc[0], acc[1] + t)
+            r = _rt_convert(e, x[0], sa, wa, fa, np.int64(v))
+            return (W.add(acc[0], W.from_raw(r, so)), acc[1])
+        return runtime
+    so = _var(e.types[0].table, v, "acc_add")[0] != 0
+    if _is_quiet(e):
+        def quiet_add(e, acc, x, v):
+            t = convert(e, x, e, v)
+            return (acc[0] + t[0], acc[1] | t[2])
+        return quiet_add
+    return lambda e, acc, x, v: W.add(acc, W.from_raw(convert(e, x, e, v)[0], so))
+
+
+@overload(acc_value, prefer_literal=True, inline="always")
+def _acc_value(e, acc, v):
+    if not _is_fixed(e):
+        return lambda e, acc, v: acc
+    if _is_runtime(e):
+        def runtime(e, acc, v):
+            so, wo, fo, rnd, ovf = _fmt(e, v)
+            if wo <= 0:
+                return (_rt_float_to(e, acc[1], np.int64(v), so, wo, fo, rnd, ovf), v)
+            r, ev = Q.store(acc[0], so, wo, ovf)
+            if ev:
+                _bump(e[1], np.int64(v))
+            return (r, v)
+        return runtime
+    so, wo, _, _, ovf = _var(e.types[0].table, v, "acc_value")
+    so = so != 0
+    if _is_quiet(e):
+        def quiet_value(e, acc, v):
+            r, ev = Q.store_i64(acc[0], so, wo, ovf)
+            return (r, v, acc[1] | ev)
+        return quiet_value
+
+    def counted(e, acc, v):
+        r, ev = Q.store(acc, so, wo, ovf)
+        return _emit(e, r, ev, v, np.int64(0))
+    return counted

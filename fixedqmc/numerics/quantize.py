@@ -146,16 +146,29 @@ def _fits_i62(r, signed, sh):
 
 @njit(**_JIT)
 def store_i64(n, signed, word, ovf):
-    """``store`` for an exact result that fits int64 (the common, fast case)."""
+    """``store`` for an exact result that fits int64 (the common, fast case).
+
+    Branch-free (selects only, so that loops over it vectorise): saturate and raise clamp
+    to [lo, hi] of the word, wrap keeps the low ``word`` bits (sign-extended if signed); an
+    unsigned 64-bit word holds every n >= 0 and wraps a negative n to its own bit pattern."""
     if signed:
-        ok = (n >> np.int64(word - 1)) == 0 or (n >> np.int64(word - 1)) == -1
-    elif word == 64:
-        ok = n >= 0
+        if word >= 64:
+            return n, 0
+        sh = np.int64(64 - word)
+        hi = (np.int64(1) << np.int64(word - 1)) - 1
+        lo = -hi - 1
+        wrapped = (n << sh) >> sh
+    elif word >= 64:
+        lo, hi = np.int64(0), np.int64(0x7FFFFFFFFFFFFFFF)
+        wrapped = n
     else:
-        ok = (n >> np.int64(word)) == 0
-    if ok:
-        return n, 0
-    return store(W.from_i64(n), signed, word, ovf)
+        lo, hi = np.int64(0), (np.int64(1) << np.int64(word)) - 1
+        wrapped = n & hi
+    if ovf == WRAP:
+        # the one word whose wrap keeps n's bits: an unsigned 64-bit word, from n < 0
+        return wrapped, np.int64((n < 0) if word >= 64 else (wrapped != n))
+    out = min(max(n, lo), hi)
+    return out, np.int64(out != n)
 
 
 @njit(**_JIT)

@@ -134,3 +134,51 @@ def test_analytic_needs_a_float_kernel_and_a_builtin_potential():
                       tables=TABLES)
     with pytest.raises(FixedQMCError, match="built-in"):
         HeliumCluster(3, lambda r: 0.0 * r, sources={"potential": "analytic"}, tables=TABLES)
+
+
+def test_fixed_sums_do_not_depend_on_the_order_of_the_pairs(reference):
+    """Sums over pairs are exact accumulators: relabelling the atoms (another pair order)
+    gives the same fixed-point ln psi and V, bit for bit.  (The per-atom gradient is a
+    running sum rounded at each step, so it may differ in its last bits.)"""
+    R, _ = reference
+    sysm = HeliumCluster(5, precision="fixed:32", tables=TABLES)
+    a = sysm.evaluate(R)
+    perm = np.random.default_rng(0).permutation(5)
+    b = sysm.evaluate(R[:, perm])
+    np.testing.assert_array_equal(a.ln_psi, b.ln_psi)
+    np.testing.assert_array_equal(a.potential, b.potential)
+    lsb = 2.0 ** -sysm.precisions["kinetic"].format_of("grad").frac_bits
+    np.testing.assert_allclose(a.grad[:, perm], b.grad, atol=8 * lsb, rtol=0)
+
+
+def test_quiet_pass_with_overflow_equals_the_counting_kernel_bit_for_bit(reference):
+    """The vectorised quiet pass (compile-time formats) carries overflow events in its
+    values and recomputes an overflowing walker in the counting pass; the run-time-format
+    kernel counts in one pass.  Same values and the same per-variable event counts, with a
+    potential-sum format that some walkers overflow and some do not."""
+    R, ref = reference
+    # walkers spread over sum V by moving one atom of some of them close to another
+    R = np.concatenate([R, R[:3]])
+    R[-3:, 1] = R[-3:, 0] + np.array([2.4, 0.0, 0.0])  # V(2.4 A) ~ +80 K
+    ref = HeliumCluster(5, tables=TABLES).evaluate(R)
+    v = np.abs(ref.potential)
+    int_bits = next(i for i in range(1, 20) if np.sum(v < 2.0**i) * 2 >= len(v))
+    inside = int(np.sum(v < 2.0**int_bits * (1 - 1e-3)))
+    outside = int(np.sum(v > 2.0**int_bits * (1 + 1e-3)))
+    assert inside > 0 and outside > 0 and inside + outside == len(v)
+    spec = f"default=float64,potential=fixed:32,potential.sum=fixed:Q{int_bits}.20"
+    runs = {}
+    for specialise in (True, False):
+        sysm = HeliumCluster(5, precision=spec, tables=TABLES, specialise=specialise)
+        assert sysm.runtime is not specialise  # typed (quiet-capable) vs run-time formats
+        runs[specialise] = (sysm.evaluate(R), sysm.log.events)
+    (a, log_a), (b, log_b) = runs[True], runs[False]
+    np.testing.assert_array_equal(a.potential, b.potential)  # the fixed kernel: exact
+    np.testing.assert_array_equal(a.outside, b.outside)
+    # float64 kernels: typed float sums may be split into vector lanes, run-time ones not
+    np.testing.assert_allclose(a.ln_psi, b.ln_psi, rtol=1e-13)
+    np.testing.assert_allclose(a.kinetic, b.kinetic, rtol=1e-12)
+    assert log_a == log_b
+    # one saturation per overflowing total, plus any single pair term (a close pair of
+    # +80 K) that does not fit the sum's format on its own
+    assert log_a["potential.sum"] >= outside > 0

@@ -145,7 +145,8 @@ def test_vectorised_shapes_and_scalars(name):
     out = v(r)
     assert out.shape == (3, 4) and out.dtype == np.float64
     assert isinstance(v(3.0), float)
-    assert out[1, 2] == v(float(r[1, 2]))
+    # numpy's SIMD exp on arrays may differ from the scalar path by an ulp
+    assert out[1, 2] == pytest.approx(v(float(r[1, 2])), rel=1e-14)
     assert np.all(np.isfinite(v(np.array([0.0, 1e-300, 1e-3, 0.3]))))
 
 

@@ -45,6 +45,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
+from fixedqmc.numerics.vectorise import vectorised
 from fixedqmc.systems.helium import kernels as K
 from fixedqmc.systems.helium.constants import HBAR2_2M
 from fixedqmc.systems.helium.potentials import get_potential
@@ -201,6 +202,7 @@ class HeliumCluster:
             self.precisions = {k: kp.at_runtime() for k, kp in self.precisions.items()}
         self.log = OverflowLog()
         self._sources = self._kernel_sources()
+        self._compiled = False
 
     # -- set-up -----------------------------------------------------------------------
     @staticmethod
@@ -301,6 +303,7 @@ class HeliumCluster:
                             for k, spec in self.specs.items()}
         clone.log = OverflowLog()
         clone._sources = clone._kernel_sources()
+        clone.runtime, clone._compiled = True, False
         clone.evaluate(pos, step=step)
         out = {}
         for (k, kp), ctx in zip(clone.precisions.items(), clone.last_contexts):
@@ -374,7 +377,8 @@ class HeliumCluster:
         seed = self._step_seed(step)
         ctx = self._contexts(seed)
         self.last_contexts = ctx
-        x = kp["distance"].encode("x", pos, seed, self.log)
+        # by coordinate, (n_w, 3, N): the pair loop reads consecutive atoms j
+        x = np.ascontiguousarray(kp["distance"].encode("x", pos, seed, self.log).transpose(0, 2, 1))
         out_v = np.zeros(nw, kp["potential"].dtype)
         out_w = np.zeros(nw, kp["wavefunction"].dtype)
         out_out = np.zeros(nw, np.int64)
@@ -382,8 +386,11 @@ class HeliumCluster:
         out_g2 = np.zeros(nw, kp["kinetic"].dtype)
         out_grad = np.zeros((nw, n, 3) if kinetic else (nw, 0, 3), kp["kinetic"].dtype)
         flags = np.array([int(potential), int(kinetic)], np.int64)
-        K.cluster_kernel(*ctx, flags, x, *self._sources, out_v, out_w, out_out, out_lap,
-                         out_g2, out_grad)
+        args = (*ctx, flags, x, *self._sources, out_v, out_w, out_out, out_lap, out_g2, out_grad)
+        if not (self._compiled or self.runtime):  # types are fixed per instance: once
+            vectorised(K.cluster_kernel, *args)  # (run-time formats cannot vectorise)
+            self._compiled = True
+        K.cluster_kernel(*args)
         for name, c in zip(KERNEL_NAMES, ctx):
             kp[name].report(c, self.log)
         nan = np.full(nw, np.nan)

@@ -33,15 +33,33 @@ in physical units.  Variables of a table (with prefix ``g_``/``l_`` in the kinet
 
 Values cross from one kernel to another with :func:`~fixedqmc.numerics.kernel.convert`
 (``s`` and ``dx`` leave the distance kernel in its formats and are rounded once into the
-receiving kernel's formats).  Fixed-point results are bit-exact and independent of the
-thread count: the kernel is parallel over walkers in the fixed chunks of
-:mod:`fixedqmc.numerics.kernel`, and every sum over pairs runs in one fixed order
-(``i < j`` lexicographic).
+receiving kernel's formats).
+
+Sums over pairs (``sum`` of V and T2, ``lap_sum``, ``grad2_sum``) are accumulators
+(:func:`~fixedqmc.numerics.kernel.acc_add`): each term is rounded once into the sum's format
+and added exactly, and the total is overflow-handled once, as a hardware accumulator does.
+Fixed-point sums are therefore exact and independent of the order of the pairs; float sums
+may be split into vector lanes by the compiler (reproducible on a given machine).  The
+per-atom gradient ``grad`` is a running sum rounded at every step, in the order ``i < j``.
+
+Evaluation, per walker (the kernel is parallel over walkers in the fixed chunks of
+:mod:`fixedqmc.numerics.kernel`, so results do not depend on the thread count):
+
+1. the *quiet pass* (:func:`_make_pair_sums`): all pairs for ln psi and V in quiet contexts
+   (:func:`~fixedqmc.numerics.kernel.quiet`), a pair loop with no store whose sums are
+   reductions, so LLVM vectorises it (AVX-512 gathers for the table coefficients; compiled
+   under :func:`~fixedqmc.numerics.vectorise.vectorising_compile`);
+2. if any operation of the quiet pass overflowed (fixed point), or its int64 accumulators
+   could not hold every pair, the *counting pass* (:func:`_walker`) recomputes ln psi and V
+   with every overflow event counted per variable: the same operations, so the same values;
+3. with the kinetic term, the counting pass for the kinetic sums and the gradient (their
+   distance operations are those of the quiet pass, so no event is counted twice).
 
 Float kernels (``float64``/``float32``) may also be *analytic*: a compiled function of s
 instead of the table (see :mod:`fixedqmc.systems.helium.analytic`); a table source is a
-tuple ``(s_lo, inv, off, scale, a, b, c, n1_bits, n_seg, bin_bits)``, an analytic one a
-tuple ``(function, coefficients)`` with ``function(s, coefficients)``.
+tuple ``(s_lo, inv, off, scale, a, b, c, n1_bits, n_seg, bin_bits)`` (made scalar by
+:func:`prepare` inside the kernel), an analytic one a tuple ``(function, coefficients)``
+with ``function(s, coefficients)``.
 """
 
 from __future__ import annotations
@@ -49,10 +67,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 from numba.core import types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
-from fixedqmc.numerics.kernel import (add, at, chunk, chunk_bounds, const, convert, less,
-                                      load, log2_bin, mul, n_chunks, store, sub, uniform_bin)
+from fixedqmc.numerics.kernel import (acc_add, acc_fits, acc_value, acc_zero, add, at, chunk,
+                                      chunk_bounds, const, convert, events, less, load,
+                                      log2_bin, mul, n_chunks, quiet, store, sub, uniform_bin)
 
 #: Variables of one table lookup, in id order from the table's base id.
 TABLE_VARIABLES = ("s", "ds", "inv", "t", "u", "a", "b", "c", "uc", "buc", "ubuc", "y",
@@ -73,32 +92,81 @@ K_DX, K_GDX, K_GRAD, K_GRAD2, K_GRAD2_SUM, K_LAP_SUM = range(2 * N_TAB, 2 * N_TA
 
 
 # -------------------------------------------------------------------- table lookup --
+def _peek_of(nbtype):
+    """``peek(address, index)``: element ``index`` of the ``nbtype`` array at ``address``."""
+    @intrinsic
+    def peek(typingctx, address, index):
+        def codegen(context, builder, signature, args):
+            ptr = builder.inttoptr(args[0], context.get_data_type(nbtype).as_pointer())
+            return builder.load(builder.gep(ptr, [args[1]]))
+        return nbtype(types.int64, types.uint64), codegen
+    return peek
+
+
+_PEEK = {t: _peek_of(t) for t in (types.float64, types.float32, types.int64)}
+
+
+def _table_at(e, address, k):
+    pass
+
+
+@overload(_table_at, inline="always")
+def _ol_table_at(e, address, k):
+    """Coefficient k of a prepared table in e's number type (fixed: raw int64 words)."""
+    peek = _PEEK[types.int64 if isinstance(e, types.BaseTuple) else e]
+    return lambda e, address, k: peek(address, k)
+
+
+def prepare(src):
+    pass
+
+
+@overload(prepare)
+def _prepare(src):
+    """A pair-function source as the kernels read it: a table's constants as scalars and its
+    coefficient arrays as addresses (so that no array is reference-counted in a pair loop,
+    which would keep it from vectorising; the caller keeps the arrays alive); an analytic
+    source unchanged."""
+    if isinstance(src[0], types.Dispatcher):
+        return lambda src: src
+
+    def impl(src):
+        s_lo, inv, off, scale, a, b, c, n1_bits, n_seg, bin_bits = src
+        return (s_lo[0], s_lo[1], inv[0], inv[1], off[0], off[1], scale[0], scale[1],
+                np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(c.ctypes.data),
+                n1_bits, n_seg, bin_bits)
+    return impl
+
+
 def _make_lookup(base: int):
     """The table lookup with variable ids ``base + TABLE_VARIABLES.index(name)``."""
     vs, vds, vinv, vt, vu, va, vb, vc, vuc, vbuc, vubuc, vy, vscale, voff, vys, vf = (
         base + k for k in range(N_TAB))
 
     def lookup(e, tab, s):
-        s_lo, inv, off, scale, a, b, c, n1_bits, n_seg, bin_bits = tab
-        r = 0 if less(e, s, load(e, s_lo[1], vs)) else 1
-        t = mul(e, sub(e, s, load(e, s_lo[r], vs), vds), load(e, inv[r], vinv), vt)
-        if r == 0:
-            idx, u = uniform_bin(e, t, n1_bits, vu)
-        else:
+        s_lo0, s_lo1, inv0, inv1, off0, off1, sc0, sc1, pa, pb, pc, n1_bits, n_seg, bin_bits = tab
+        r = not less(e, s, load(e, s_lo1, vs))  # region II
+        t = mul(e, sub(e, s, load(e, s_lo1 if r else s_lo0, vs), vds),
+                load(e, inv1 if r else inv0, vinv), vt)
+        if r:
             idx, u = log2_bin(e, t, n_seg, bin_bits, vu)
             idx += np.int64(1) << n1_bits
-        y = mul(e, u, load(e, c[idx], vc), vuc)
-        y = add(e, load(e, b[idx], vb), y, vbuc)
+        else:
+            idx, u = uniform_bin(e, t, n1_bits, vu)
+        k = np.uint64(idx)
+        y = mul(e, u, load(e, _table_at(e, pc, k), vc), vuc)
+        y = add(e, load(e, _table_at(e, pb, k), vb), y, vbuc)
         y = mul(e, u, y, vubuc)
-        y = add(e, load(e, a[idx], va), y, vy)
-        return add(e, mul(e, y, load(e, scale[r], vscale), vys), load(e, off[r], voff), vf)
+        y = add(e, load(e, _table_at(e, pa, k), va), y, vy)
+        return add(e, mul(e, y, load(e, sc1 if r else sc0, vscale), vys),
+                   load(e, off1 if r else off0, voff), vf)
 
     return lookup
 
 
 def _make_pair_value(base: int):
     """``pair_value(e, src, s_value)``: f(s) in e's kernel as variable ``base + f``, from a
-    table source or, in float kernels, an analytic one (module docstring)."""
+    prepared table source or, in float kernels, an analytic one (module docstring)."""
     lookup = njit(_make_lookup(base), nogil=True, inline="always")
     vs, vf = base + TABLE_VARIABLES.index("s"), base + TABLE_VARIABLES.index("f")
 
@@ -122,17 +190,62 @@ _value_g, _SG, _FG = _make_pair_value(G_BASE)
 _value_l, _SL, _FL = _make_pair_value(L_BASE)
 
 
-# --------------------------------------------------------------- the cluster kernel --
-@njit(nogil=True, cache=True)
-def _walker(cd, cp, cw, ck, w, flags, pos, src_p, src_w, src_g, src_l, s_max_w, out_v,
+@njit(nogil=True, inline="always")
+def _atom(ed, pos, w, i):
+    """x, y, z of atom i of walker w (positions by coordinate) as distance-kernel values."""
+    return load(ed, pos[w, 0, i], X), load(ed, pos[w, 1, i], X), load(ed, pos[w, 2, i], X)
+
+
+@njit(nogil=True, inline="always")
+def _distance(ed, pos, w, xi, yi, zi, j):
+    """dx, dy, dz (x_i - x_j) and s = |r_i - r_j|**2 of atoms i (at xi, yi, zi) and j."""
+    xj, yj, zj = _atom(ed, pos, w, j)
+    dx, dy, dz = sub(ed, xi, xj, DX), sub(ed, yi, yj, DX), sub(ed, zi, zj, DX)
+    s = add(ed, add(ed, mul(ed, dx, dx, DX2), mul(ed, dy, dy, DX2), S), mul(ed, dz, dz, DX2), S)
+    return dx, dy, dz, s
+
+
+# ------------------------------------------------------- the pair sums, quiet pass --
+def _make_pair_sums(do_pot: bool):
+    """The pass over all pairs of walker w for ln psi (and V), in quiet contexts: no store in
+    the pair loop, every sum an accumulator, so the loop vectorises (float and fixed).
+    Returns (V, ln psi, pairs outside, event flag); in fixed point the flag is 1 if any
+    operation overflowed, and the caller then recomputes the walker in the counting
+    contexts (same values, events counted per variable)."""
+    def pair_sums(cd, cp, cw, w, pos, tp, tw, s_max_w):
+        n = pos.shape[2]
+        ed, ep, ew = quiet(at(cd, w)), quiet(at(cp, w)), quiet(at(cw, w))
+        av, aw = acc_zero(ep, SUM), acc_zero(ew, SUM)
+        smax = load(ew, s_max_w, S_MAX)
+        outside = np.int64(0)
+        for i in range(n):
+            xi, yi, zi = _atom(ed, pos, w, i)
+            for j in range(i + 1, n):
+                _, _, _, s = _distance(ed, pos, w, xi, yi, zi, j)
+                sw = convert(ew, s, ed, _S0)
+                outside += np.int64(not less(ew, sw, smax))
+                aw = acc_add(ew, aw, _value_0(ew, tw, sw), SUM)
+                if do_pot:
+                    av = acc_add(ep, av, _value_0(ep, tp, convert(ep, s, ed, _S0)), SUM)
+        v, lw = acc_value(ep, av, SUM), acc_value(ew, aw, SUM)
+        return store(ep, v), store(ew, lw), outside, events(ep, v) | events(ew, lw)
+    return njit(pair_sums, nogil=True)
+
+
+_pair_sums_vw, _pair_sums_w = _make_pair_sums(True), _make_pair_sums(False)
+
+
+# ------------------------------------------------------------- the counting pass --
+@njit(nogil=True)
+def _walker(cd, cp, cw, ck, w, do_vw, do_pot, do_kin, pos, tp, tw, tg, tl, s_max_w, out_v,
             out_w, out_outside, out_lap, out_g2, out_grad):
-    """All pair work of walker ``w`` (see :func:`cluster_kernel`)."""
-    do_pot, do_kin = flags[0] != 0, flags[1] != 0
-    n = pos.shape[1]
+    """Pair work of walker ``w`` in the counting contexts: ln psi and V (if ``do_vw``; V
+    only with ``do_pot``) and the kinetic sums (if ``do_kin``).  The same operations as the
+    quiet pass, so a walker whose quiet pass overflowed gets the same values here, with
+    every event counted."""
+    n = pos.shape[2]
     ed, ep, ew, ek = at(cd, w), at(cp, w), at(cw, w), at(ck, w)
-    v_sum = const(ep, 0.0, SUM)
-    w_sum = const(ew, 0.0, SUM)
-    lap = const(ek, 0.0, K_LAP_SUM)
+    av, aw, alap = acc_zero(ep, SUM), acc_zero(ew, SUM), acc_zero(ek, K_LAP_SUM)
     smax = load(ew, s_max_w, S_MAX)
     outside = 0
     if do_kin:
@@ -141,24 +254,19 @@ def _walker(cd, cp, cw, ck, w, flags, pos, src_p, src_w, src_g, src_l, s_max_w, 
             for c in range(3):
                 out_grad[w, i, c] = zero
     for i in range(n):
-        xi = load(ed, pos[w, i, 0], X)
-        yi = load(ed, pos[w, i, 1], X)
-        zi = load(ed, pos[w, i, 2], X)
+        xi, yi, zi = _atom(ed, pos, w, i)
         for j in range(i + 1, n):
-            dx = sub(ed, xi, load(ed, pos[w, j, 0], X), DX)
-            dy = sub(ed, yi, load(ed, pos[w, j, 1], X), DX)
-            dz = sub(ed, zi, load(ed, pos[w, j, 2], X), DX)
-            s = add(ed, add(ed, mul(ed, dx, dx, DX2), mul(ed, dy, dy, DX2), S),
-                    mul(ed, dz, dz, DX2), S)
-            sw = convert(ew, s, ed, _S0)
-            if not less(ew, sw, smax):
-                outside += 1
-            w_sum = add(ew, w_sum, _value_0(ew, src_w, sw), SUM)
-            if do_pot:
-                v_sum = add(ep, v_sum, _value_0(ep, src_p, convert(ep, s, ed, _S0)), SUM)
+            dx, dy, dz, s = _distance(ed, pos, w, xi, yi, zi, j)
+            if do_vw:
+                sw = convert(ew, s, ed, _S0)
+                if not less(ew, sw, smax):
+                    outside += 1
+                aw = acc_add(ew, aw, _value_0(ew, tw, sw), SUM)
+                if do_pot:
+                    av = acc_add(ep, av, _value_0(ep, tp, convert(ep, s, ed, _S0)), SUM)
             if do_kin:
-                lap = add(ek, lap, _value_l(ek, src_l, convert(ek, s, ed, _SL)), K_LAP_SUM)
-                g = _value_g(ek, src_g, convert(ek, s, ed, _SG))
+                alap = acc_add(ek, alap, _value_l(ek, tl, convert(ek, s, ed, _SL)), K_LAP_SUM)
+                g = _value_g(ek, tg, convert(ek, s, ed, _SG))
                 for c in range(3):
                     d = dx if c == 0 else (dy if c == 1 else dz)
                     gd = mul(ek, g, convert(ek, d, ed, K_DX), K_GDX)
@@ -166,30 +274,54 @@ def _walker(cd, cp, cw, ck, w, flags, pos, src_p, src_w, src_g, src_l, s_max_w, 
                                                       gd, K_GRAD))
                     out_grad[w, j, c] = store(ek, sub(ek, load(ek, out_grad[w, j, c], K_GRAD),
                                                       gd, K_GRAD))
-    out_w[w] = store(ew, w_sum)
-    out_outside[w] = outside
-    if do_pot:
-        out_v[w] = store(ep, v_sum)
+    if do_vw:
+        out_w[w] = store(ew, acc_value(ew, aw, SUM))
+        out_outside[w] = outside
+        if do_pot:
+            out_v[w] = store(ep, acc_value(ep, av, SUM))
     if do_kin:
-        g2 = const(ek, 0.0, K_GRAD2_SUM)
+        g2 = acc_zero(ek, K_GRAD2_SUM)
         for i in range(n):
             for c in range(3):
                 gc = load(ek, out_grad[w, i, c], K_GRAD)
-                g2 = add(ek, g2, mul(ek, gc, gc, K_GRAD2), K_GRAD2_SUM)
-        out_lap[w] = store(ek, lap)
-        out_g2[w] = store(ek, g2)
+                g2 = acc_add(ek, g2, mul(ek, gc, gc, K_GRAD2), K_GRAD2_SUM)
+        out_lap[w] = store(ek, acc_value(ek, alap, K_LAP_SUM))
+        out_g2[w] = store(ek, acc_value(ek, g2, K_GRAD2_SUM))
 
 
 @njit(nogil=True, cache=True)
 def _cluster_chunk(cd, cp, cw, ck, k, flags, pos, src_p, src_w, src_g, src_l, s_max_w,
                    out_v, out_w, out_outside, out_lap, out_g2, out_grad):
     """Chunk k of the walkers: a serial function compiled before the parallel loop that
-    calls it (the parallel pipeline then only wraps a call; see tables.evaluate)."""
+    calls it (the parallel pipeline then only wraps a call; see tables.evaluate).
+
+    Per walker: the quiet pass for ln psi and V; if it overflowed (fixed point) or its
+    accumulators could not hold every pair, the counting pass instead; then the counting
+    pass for the kinetic sums only, if asked for (its distance operations are those of the
+    quiet pass, so they count no event twice)."""
+    do_pot, do_kin = flags[0] != 0, flags[1] != 0
+    tp, tw, tg, tl = prepare(src_p), prepare(src_w), prepare(src_g), prepare(src_l)
     ccd, ccp, ccw, cck = chunk(cd, k), chunk(cp, k), chunk(cw, k), chunk(ck, k)
     lo, hi = chunk_bounds(cd, pos.shape[0], k)
+    n = pos.shape[2]
+    n_pairs = n * (n - 1) // 2
     for w in range(lo, hi):
-        _walker(ccd, ccp, ccw, cck, w, flags, pos, src_p, src_w, src_g, src_l, s_max_w,
-                out_v, out_w, out_outside, out_lap, out_g2, out_grad)
+        ep, ew = quiet(at(ccp, w)), quiet(at(ccw, w))
+        quiet_ok = acc_fits(ew, SUM, n_pairs) and (not do_pot or acc_fits(ep, SUM, n_pairs))
+        if quiet_ok:
+            if do_pot:
+                v, lw, outside, flag = _pair_sums_vw(ccd, ccp, ccw, w, pos, tp, tw, s_max_w)
+            else:
+                v, lw, outside, flag = _pair_sums_w(ccd, ccp, ccw, w, pos, tp, tw, s_max_w)
+            quiet_ok = flag == 0
+            if quiet_ok:
+                out_w[w] = lw
+                out_outside[w] = outside
+                if do_pot:
+                    out_v[w] = v
+        if do_kin or not quiet_ok:
+            _walker(ccd, ccp, ccw, cck, w, not quiet_ok, do_pot, do_kin, pos, tp, tw, tg, tl,
+                    s_max_w, out_v, out_w, out_outside, out_lap, out_g2, out_grad)
 
 
 @njit(parallel=True, cache=True)
@@ -203,8 +335,9 @@ def cluster_kernel(cd, cp, cw, ck, flags, pos, src_p, src_w, src_g, src_l, s_max
         ``kinetic`` (:meth:`KernelPrecision.context`).
     flags : int64 array (2,)
         ``(do_potential, do_kinetic)``; the wave function is always evaluated.
-    pos : (n_walkers, n_atoms, 3)
-        Positions (A), as floats of the distance kernel's type or raw words of ``x``.
+    pos : (n_walkers, 3, n_atoms)
+        Positions (A) by coordinate, as floats of the distance kernel's type or raw words
+        of ``x``.
     src_p, src_w, src_g, src_l : pair-function sources (module docstring).
     s_max_w : the wave-function table's s_max, in the format of ``wavefunction.s_max``.
     out_v, out_w, out_lap, out_g2 : (n_walkers,)
@@ -222,14 +355,15 @@ def cluster_kernel(cd, cp, cw, ck, flags, pos, src_p, src_w, src_g, src_l, s_max
 # --------------------------------------------------------------- single-atom moves --
 @njit(nogil=True, cache=True)
 def _atom_chunk(cd, cw, k, pos, atom, new, src_w, s_max_w, out_old, out_new, out_outside):
+    tw = prepare(src_w)
     ccd, ccw = chunk(cd, k), chunk(cw, k)
     lo, hi = chunk_bounds(cd, pos.shape[0], k)
     n = pos.shape[1]
     for w in range(lo, hi):
         ed, ew = at(ccd, w), at(ccw, w)
         smax = load(ew, s_max_w, S_MAX)
-        old = const(ew, 0.0, SUM)
-        nw = const(ew, 0.0, SUM)
+        old = acc_zero(ew, SUM)
+        nw = acc_zero(ew, SUM)
         outside = 0
         for j in range(n):
             if j == atom:
@@ -245,15 +379,15 @@ def _atom_chunk(cd, cw, k, pos, atom, new, src_w, s_max_w, out_old, out_new, out
                 s = add(ed, add(ed, mul(ed, dx, dx, DX2), mul(ed, dy, dy, DX2), S),
                         mul(ed, dz, dz, DX2), S)
                 sw = convert(ew, s, ed, _S0)
-                t2 = _value_0(ew, src_w, sw)
+                t2 = _value_0(ew, tw, sw)
                 if which == 0:
-                    old = add(ew, old, t2, SUM)
+                    old = acc_add(ew, old, t2, SUM)
                 else:
-                    nw = add(ew, nw, t2, SUM)
+                    nw = acc_add(ew, nw, t2, SUM)
                     if not less(ew, sw, smax):
                         outside += 1
-        out_old[w] = store(ew, old)
-        out_new[w] = store(ew, nw)
+        out_old[w] = store(ew, acc_value(ew, old, SUM))
+        out_new[w] = store(ew, acc_value(ew, nw, SUM))
         out_outside[w] = outside
 
 
@@ -261,9 +395,10 @@ def _atom_chunk(cd, cw, k, pos, atom, new, src_w, s_max_w, out_old, out_new, out
 def atom_kernel(cd, cw, pos, atom, new, src_w, s_max_w, out_old, out_new, out_outside):
     """For a move of atom ``atom`` of every walker to ``new`` (n_walkers, 3): the sums of
     T2 over its pairs before (``out_old``) and after (``out_new``), and the new pairs
-    outside the wave-function table; ``ln psi' - ln psi = new - old``.  Pairs are summed in
-    the order j = 0..n-1 (j != atom), so a sum of T2 over one atom's pairs is
-    reproducible but not the same rounding sequence as the full-configuration sum."""
+    outside the wave-function table; ``ln psi' - ln psi = new - old``.  ``pos`` is
+    (n_walkers, n_atoms, 3) here.  Sums are accumulators (exact in fixed point), so the
+    difference of the two is that of the full-configuration sums up to the rounding of
+    each sum into its format."""
     for k in prange(n_chunks(cd, pos.shape[0])):
         _atom_chunk(cd, cw, np.int64(k), pos, atom, new, src_w, s_max_w, out_old, out_new,
                     out_outside)

@@ -1,0 +1,158 @@
+"""Narrow fixed-point operations: int64 only, branch-free, for formats known at compile time.
+
+When the formats of an operation's operands bound its exact result below 2**63, the exact
+result is one int64 (a sum of aligned words, or one product), and the single rounding of
+:mod:`quantize` becomes a shift plus a rounding increment and the overflow step a clamp or a
+sign extension.  Such operations have no data-dependent branch and no out-of-line 192-bit
+fallback, so loops of them vectorise (AVX-512 has 64-bit multiplies, shifts and min/max).
+
+The bound uses the invariant of every kernel value: a raw word lies in its format (inputs are
+encoded into their variable's format, results are rounded and overflow-handled into theirs).
+A word of ``w`` bits has magnitude at most ``2**E`` with ``E = w - 1`` signed (attained by
+the minimum) and at most ``2**w - 1`` unsigned (``E = w``, never attained).
+
+* add/sub of ``a`` (E_a, f_a) and ``b`` (E_b, f_b) aligned to ``g = max(f_a, f_b)``: exact if
+  ``max(E_a + g - f_a, E_b + g - f_b) + 1 <= 62``;
+* mul: exact if ``E_a + E_b <= 62``, or ``= 63`` with an unsigned operand (then
+  ``|a b| <= 2**63 - 2**E < 2**63``; two signed minima would give 2**63); two unsigned words
+  with ``E_a + E_b <= 64`` multiply exactly in uint64 (below 2**64), and a rounding shift
+  of ``k >= 1`` bits brings the result below 2**63;
+* rounding by ``k`` bits (``1 <= k <= 62``) of an exact int64 ``x``: ``q = x >> k``,
+  ``rem = x & (2**k - 1)``, ``half = 2**(k-1)`` and ``q + up`` with ``up`` = 0 (floor),
+  ``rem != 0 and x < 0`` (zero), ``rem >= half`` (half_up), ``rem > half or (rem == half
+  and x >= 0)`` (half_away), ``rem > half or (rem == half and q odd)`` (half_even),
+  ``bits < rem 2**(64-k)`` (stochastic: the dropped fraction's top 64 bits against 64
+  random bits), exactly the rule of :func:`quantize.round_up`; a left shift (``k < 0``) only
+  when the bound leaves room for it.
+
+Results are bit-identical to the general operations (tests check both on the same operands).
+:func:`binary` and :func:`cast` return ``None`` for formats outside these bounds; the caller
+then uses the general operation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, ZERO
+
+_JIT = dict(nogil=True, inline="always")
+ADD, SUB, MUL = 0, 1, 2
+
+
+def magnitude_bits(signed: bool, word: int) -> int:
+    """E with |raw| <= 2**E for every word of the format (see the module docstring)."""
+    return word - 1 if signed else word
+
+
+def _round_shift(k: int, rnd: int, unsigned: bool = False):
+    """``(x, rbits) -> round(x 2**-k)`` for an exact int64 x (``unsigned``: an exact uint64
+    x, k >= 1; the result is an int64 either way), k a compile-time constant."""
+    if unsigned:
+        return _round_shift_unsigned(k, rnd)
+    if k <= 0:
+        sh = np.int64(-k)
+        return njit(lambda x, rbits: x << sh, **_JIT)
+    sk = np.int64(k)
+    mask = (np.int64(1) << sk) - 1
+    half = np.int64(1) << (sk - 1)
+    up_shift = np.uint64(64 - k)
+
+    def impl(x, rbits):
+        q = x >> sk
+        rem = x & mask
+        if rnd == FLOOR:
+            up = False
+        elif rnd == ZERO:
+            up = (rem != 0) & (x < 0)
+        elif rnd == HALF_UP:
+            up = rem >= half
+        elif rnd == HALF_AWAY:
+            up = (rem > half) | ((rem == half) & (x >= 0))
+        elif rnd == HALF_EVEN:
+            up = (rem > half) | ((rem == half) & ((q & 1) != 0))
+        else:  # STOCHASTIC
+            up = rbits < (np.uint64(rem) << up_shift)
+        return q + np.int64(up)
+    return njit(impl, **_JIT)
+
+
+def _round_shift_unsigned(k: int, rnd: int):
+    sk = np.uint64(k)
+    mask = (np.uint64(1) << sk) - np.uint64(1)
+    half = np.uint64(1) << (sk - np.uint64(1))
+    up_shift = np.uint64(64 - k)
+
+    def impl(x, rbits):
+        q = x >> sk
+        rem = x & mask
+        if rnd == FLOOR or rnd == ZERO:  # x >= 0: toward zero is floor
+            up = False
+        elif rnd == HALF_UP or rnd == HALF_AWAY:
+            up = rem >= half
+        elif rnd == HALF_EVEN:
+            up = (rem > half) | ((rem == half) & ((q & np.uint64(1)) != np.uint64(0)))
+        else:  # STOCHASTIC
+            up = rbits < (rem << up_shift)
+        return np.int64(q) + np.int64(up)
+    return njit(impl, **_JIT)
+
+
+def _finish(bound: int, k: int, so: bool, wo: int, fo_rnd: int, ovf: int,
+            unsigned: bool = False):
+    """Round an exact int64 with ``|x| <= 2**bound`` by k bits and store it, or None if a
+    left shift (k < 0) could leave int64 or k exceeds 62."""
+    if k > 62 or (k < 0 and bound - k > 62) or (unsigned and k < 1):
+        return None
+    rnd_shift = _round_shift(k, fo_rnd, unsigned)
+
+    def finish(x, rbits):
+        return Q.store_i64(rnd_shift(x, rbits), so, wo, ovf)
+    return njit(finish, **_JIT)
+
+
+def binary(op: int, a: tuple, b: tuple, out: tuple):
+    """The narrow ``(ra, rb, rbits) -> (raw, event)`` of add (0), sub (1) or mul (2) for
+    formats ``a``, ``b`` = (signed, word, frac) and ``out`` = (signed, word, frac, rounding,
+    overflow), or None if the formats are outside the bounds of the module docstring."""
+    (sa, wa, fa), (sb, wb, fb) = a, b
+    so, wo, fo, rnd, ovf = out
+    ea, eb = magnitude_bits(sa, wa), magnitude_bits(sb, wb)
+    if op == MUL:
+        if not sa and not sb and 63 < ea + eb <= 64:  # exact in uint64
+            fin = _finish(64, fa + fb - fo, so, wo, rnd, ovf, unsigned=True)
+            if fin is None:
+                return None
+            return njit(lambda ra, rb, rbits: fin(np.uint64(ra) * np.uint64(rb), rbits), **_JIT)
+        if not (ea + eb <= 62 or (ea + eb == 63 and not (sa and sb))):
+            return None
+        fin = _finish(63, fa + fb - fo, so, wo, rnd, ovf)
+        if fin is None:
+            return None
+        return njit(lambda ra, rb, rbits: fin(ra * rb, rbits), **_JIT)
+    g = max(fa, fb)
+    sha, shb = np.int64(g - fa), np.int64(g - fb)
+    bound = max(ea + g - fa, eb + g - fb) + 1
+    if bound > 62:
+        return None
+    fin = _finish(bound, g - fo, so, wo, rnd, ovf)
+    if fin is None:
+        return None
+    if op == ADD:
+        return njit(lambda ra, rb, rbits: fin((ra << sha) + (rb << shb), rbits), **_JIT)
+    return njit(lambda ra, rb, rbits: fin((ra << sha) - (rb << shb), rbits), **_JIT)
+
+
+def cast(a: tuple, out: tuple):
+    """The narrow ``(ra, rbits) -> (raw, event)`` converting a word of format ``a`` into
+    ``out`` (see :func:`binary`), or None."""
+    sa, wa, fa = a
+    ea = magnitude_bits(sa, wa)
+    if ea > 62:
+        return None
+    fin = _finish(ea, fa - out[2], *out[:2], out[3], out[4])
+    if fin is None:
+        return None
+    return njit(lambda ra, rbits: fin(ra, rbits), **_JIT)

@@ -1,0 +1,78 @@
+"""Narrow (int64, branch-free) operations are bit-identical to the general exact ones.
+
+The general operations of :mod:`fixedqmc.numerics.quantize` are checked against the exact
+reference on Python integers in ``test_fixed_exact.py``; here the narrow forms are checked
+against them on the same operands, for every format combination the narrow forms accept.
+"""
+
+import numpy as np
+from numba import njit
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from fixedqmc.numerics import narrow
+from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics import wideint as W
+from fixedqmc.numerics.modes import overflow_code, rounding_code
+from strategies import overflow_modes, qformats, raw_words, rounding_modes
+
+GENERAL = {narrow.ADD: Q.add_raw, narrow.SUB: Q.sub_raw, narrow.MUL: Q.mul_raw}
+
+
+def _spec(f):
+    return (f.signed, f.word_bits, f.frac_bits)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(op=st.sampled_from(sorted(GENERAL)), fa=qformats(max_word=33), fb=qformats(max_word=33),
+       fo=qformats(max_word=64), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
+       data=st.data(), rbits=st.integers(0, 2**64 - 1))
+def test_narrow_binary_equals_the_general_operation(op, fa, fb, fo, rnd, ovf, data, rbits):
+    out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))
+    fn = narrow.binary(op, _spec(fa), _spec(fb), out)
+    assume(fn is not None)
+    ra, rb = data.draw(raw_words(fa)), data.draw(raw_words(fb))
+    rb64 = np.uint64(rbits)
+    got = fn(np.int64(ra), np.int64(rb), rb64)
+    want = GENERAL[op](np.int64(ra), fa.signed, fa.frac_bits, np.int64(rb), fb.signed,
+                       fb.frac_bits, *out[:3], out[3], out[4], rb64)
+    assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(fa=qformats(max_word=63), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
+       data=st.data(), rbits=st.integers(0, 2**64 - 1))
+def test_narrow_cast_equals_the_general_cast(fa, fo, rnd, ovf, data, rbits):
+    out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))
+    fn = narrow.cast(_spec(fa), out)
+    assume(fn is not None)
+    ra = data.draw(raw_words(fa))
+    got = fn(np.int64(ra), np.uint64(rbits))
+    want = Q.cast_raw(np.int64(ra), fa.signed, fa.frac_bits, *out[:3], out[3], out[4],
+                      np.uint64(rbits))
+    assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
+
+
+def test_narrow_forms_cover_32_bit_words_and_refuse_what_cannot_fit():
+    s32, u32, s33 = (True, 32, 20), (False, 32, 32), (True, 33, 20)
+    out = (True, 32, 20, 4, 1)
+    assert narrow.binary(narrow.MUL, s32, s32, out) is not None
+    assert narrow.binary(narrow.MUL, u32, s32, out) is not None  # 2**32-1 times 2**31 < 2**63
+    assert narrow.binary(narrow.MUL, u32, u32, out) is not None  # exact in uint64, k >= 1
+    assert narrow.binary(narrow.MUL, s32, s33, out) is None  # (-2**31)(-2**32) = 2**63
+    assert narrow.binary(narrow.ADD, (True, 63, 0), (True, 2, 0), out) is None
+    assert narrow.cast((False, 64, 0), out) is None
+
+
+@njit
+def _wide_store(n, signed, word, ovf):
+    return Q.store(W.from_i64(n), signed, word, ovf)
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-2**40, 2**40)),
+       fo=qformats(), ovf=overflow_modes)
+def test_branch_free_store_equals_the_wide_store(n, fo, ovf):
+    got = Q.store_i64(np.int64(n), fo.signed, fo.word_bits, overflow_code(ovf))
+    want = _wide_store(np.int64(n), fo.signed, fo.word_bits, overflow_code(ovf))
+    assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))

@@ -776,9 +776,10 @@ def _unit_word(raw, signed, frac):
 
 
 @njit
-def _split(w, sh):
-    """(w >> sh, low sh bits of w) for 0 <= sh <= 64; (w << -sh, 0) for sh < 0."""
-    if sh >= 64:
+def _split(w, sh, shmax):
+    """(w >> sh, low sh bits of w) for 0 <= sh <= 64; (w << -sh, 0) for sh < 0.  ``shmax``
+    bounds sh (t's fractional bits: a compile-time constant in typed kernels)."""
+    if shmax >= 64 and sh >= 64:
         return _U0, w
     if sh >= 0:
         return w >> np.uint64(sh), w & ((_U1 << np.uint64(sh)) - _U1)
@@ -794,7 +795,7 @@ def _fraction_to(ur, fsrc, fmax, su, wu, fu, rnd, ovf, rbits):
     below 1 with at most fu fractional bits fits every format with fu fractional bits.
     ``fmax`` bounds fsrc (t's fractional bits: a compile-time constant in typed kernels,
     where it removes the 192-bit path from the code when it is at most 62)."""
-    if fsrc <= fu:
+    if fmax <= fu or fsrc <= fu:  # (the first test prunes the rest at compile time)
         return np.int64(ur << np.uint64(fu - fsrc)), 0
     if fmax <= 62 or fsrc <= 62:
         return Q.finish_i64(np.int64(ur), fsrc - fu, su, wu, rnd, ovf, rbits)
@@ -869,7 +870,7 @@ def _uniform_core(e, traw, st, ft, layout, su, wu, fu, rnd, ovf, vu):
     (n_bits,) = layout
     w, et = _unit_word(traw, st, ft)
     sh = ft - n_bits
-    k, ur = _split(w, sh)
+    k, ur = _split(w, sh, ft)
     r, eu = _fraction_to(ur, max(sh, 0), ft, su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
     return np.int64(k), r, et, eu
 
@@ -900,7 +901,7 @@ def _log2_core(e, traw, st, ft, layout, su, wu, fu, rnd, ovf, vu):
             p = ft - lz - 1  # bits after the leading one
             x = w - (_U1 << np.uint64(p))
     sh = p - bin_bits
-    m, ur = _split(x, sh)
+    m, ur = _split(x, sh, ft)
     r, eu = _fraction_to(ur, max(sh, 0), ft, su, wu, fu, rnd, ovf, _rbits(e, vu, rnd))
     return (j << bin_bits) + np.int64(m), r, et, eu
 

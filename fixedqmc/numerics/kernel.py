@@ -383,6 +383,22 @@ def _events(e, x):
     return lambda e, x: _flag_of(x)
 
 
+_count = _stub("_count")
+
+
+@overload(_count, inline="always")
+def _ol_count(e, ev, v):
+    """Count event ``ev`` of variable v in the chunk's event row (typed or run-time formats;
+    nothing in a quiet context, whose values carry it)."""
+    if _is_quiet(e):
+        return lambda e, ev, v: None
+
+    def counted(e, ev, v):
+        if ev:
+            _bump(e[1], v)
+    return counted
+
+
 @overload(_emit, prefer_literal=True, inline="always")
 def _ol_emit(e, r, ev, v, flag):
     """A typed fixed result ``r`` of variable v with overflow event ``ev``: counted in the
@@ -391,8 +407,7 @@ def _ol_emit(e, r, ev, v, flag):
         return lambda e, r, ev, v, flag: (r, v, flag | np.int64(ev))
 
     def counted(e, r, ev, v, flag):
-        if ev:
-            _bump(e[1], v)
+        _count(e, ev, v)
         return (r, v)
     return counted
 
@@ -473,8 +488,7 @@ def _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf):
     if wo <= 0:
         return _f2i(x)
     r, ev = Q.from_float_raw(x, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
-    if ev:
-        _bump(e[1], vo)
+    _count(e, ev, vo)
     return r
 
 
@@ -500,8 +514,7 @@ def _rt_binary(op, e, ra, va, rb_, vb, vo):
         r, ev = Q.sub_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
     else:
         r, ev = Q.mul_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
-    if ev:
-        _bump(e[1], vo)
+    _count(e, ev, vo)
     return r
 
 
@@ -519,8 +532,7 @@ def _rt_convert(e, ra, sa, wa, fa, vo):
         return _rt_float_to(e, _rt_value(ra, sa, wa, fa), vo, so, wo, fo, rnd, ovf)
     r, ev = Q.add_raw(ra, sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf,
                       _rbits(e, vo, rnd))
-    if ev:
-        _bump(e[1], vo)
+    _count(e, ev, vo)
     return r
 
 
@@ -818,21 +830,6 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
     return impl_maker(core, njit(lambda e, t, vu: fmts))
 
 
-_count = _stub("_count")
-
-
-@overload(_count, inline="always")
-def _ol_count(e, ev, v):
-    """Count event ``ev`` of variable v in a counting context (nothing in a quiet one)."""
-    if _is_quiet(e):
-        return lambda e, ev, v: None
-
-    def counted(e, ev, v):
-        if ev:
-            _bump(e[1], v)
-    return counted
-
-
 def _uniform_impl(core, formats):
     if formats is None:  # run-time formats: core reads them
         def runtime(e, t, n_bits, vu):
@@ -941,17 +938,14 @@ def _runtime_bin(core, float_bin):
         su, wu, fu, rnd, ovf = _fmt(e, vu)
         if wt > 0 and wu > 0:
             k, r, et, eu = core(e, traw, st, ft, layout, su, wu, fu, rnd, ovf, vu)
-            if et:
-                _bump(e[1], tv)
-            if eu:
-                _bump(e[1], vu)
+            _count(e, et, tv)
+            _count(e, eu, vu)
             return k, r
         if wt <= 0:
             k, u = float_bin(0.0, _i2f(traw), *layout, 0)
         else:  # fixed t, float64 u: the fixed bin, then u's exact value
             k, r, et, _ = core(e, traw, st, ft, layout, False, 64, 64, 0, 0, vu)
-            if et:
-                _bump(e[1], tv)
+            _count(e, et, tv)
             u = np.float64(np.uint64(r)) * 2.0 ** -64
         return k, _rt_float_to(e, u, vu, su, wu, fu, rnd, ovf)
     return rt
@@ -1060,8 +1054,7 @@ def _acc_value(e, acc, v):
             if wo <= 0:
                 return (_rt_float_to(e, acc[1], np.int64(v), so, wo, fo, rnd, ovf), v)
             r, ev = Q.store(acc[0], so, wo, ovf)
-            if ev:
-                _bump(e[1], np.int64(v))
+            _count(e, ev, np.int64(v))
             return (r, v)
         return runtime
     so, wo, _, _, ovf = _var(e.types[0].table, v, "acc_value")

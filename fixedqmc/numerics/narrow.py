@@ -49,15 +49,15 @@ def magnitude_bits(signed: bool, word: int) -> int:
 
 def _round_shift(k: int, rnd: int, unsigned: bool = False):
     """``(x, rbits) -> round(x 2**-k)`` for an exact int64 x (``unsigned``: an exact uint64
-    x, k >= 1; the result is an int64 either way), k a compile-time constant."""
-    if unsigned:
-        return _round_shift_unsigned(k, rnd)
+    x, k >= 1; the result is an int64 either way), k a compile-time constant.  For x >= 0 the
+    rule is the same in both types (toward zero is floor, ties away from zero round up)."""
     if k <= 0:
         sh = np.int64(-k)
         return njit(lambda x, rbits: x << sh, **_JIT)
-    sk = np.int64(k)
-    mask = (np.int64(1) << sk) - 1
-    half = np.int64(1) << (sk - 1)
+    t = np.uint64 if unsigned else np.int64
+    zero, one, sk = t(0), t(1), t(k)
+    mask = (one << sk) - one
+    half = one << (sk - one)
     up_shift = np.uint64(64 - k)
 
     def impl(x, rbits):
@@ -66,36 +66,15 @@ def _round_shift(k: int, rnd: int, unsigned: bool = False):
         if rnd == FLOOR:
             up = False
         elif rnd == ZERO:
-            up = (rem != 0) & (x < 0)
+            up = (rem != zero) & (x < zero)
         elif rnd == HALF_UP:
             up = rem >= half
         elif rnd == HALF_AWAY:
-            up = (rem > half) | ((rem == half) & (x >= 0))
+            up = (rem > half) | ((rem == half) & (x >= zero))
         elif rnd == HALF_EVEN:
-            up = (rem > half) | ((rem == half) & ((q & 1) != 0))
+            up = (rem > half) | ((rem == half) & ((q & one) != zero))
         else:  # STOCHASTIC
             up = rbits < (np.uint64(rem) << up_shift)
-        return q + np.int64(up)
-    return njit(impl, **_JIT)
-
-
-def _round_shift_unsigned(k: int, rnd: int):
-    sk = np.uint64(k)
-    mask = (np.uint64(1) << sk) - np.uint64(1)
-    half = np.uint64(1) << (sk - np.uint64(1))
-    up_shift = np.uint64(64 - k)
-
-    def impl(x, rbits):
-        q = x >> sk
-        rem = x & mask
-        if rnd == FLOOR or rnd == ZERO:  # x >= 0: toward zero is floor
-            up = False
-        elif rnd == HALF_UP or rnd == HALF_AWAY:
-            up = rem >= half
-        elif rnd == HALF_EVEN:
-            up = (rem > half) | ((rem == half) & ((q & np.uint64(1)) != np.uint64(0)))
-        else:  # STOCHASTIC
-            up = rbits < (rem << up_shift)
         return np.int64(q) + np.int64(up)
     return njit(impl, **_JIT)
 

@@ -205,6 +205,18 @@ def _distance(ed, pos, w, xi, yi, zi, j):
     return dx, dy, dz, s
 
 
+@njit(nogil=True, inline="always")
+def _vw_pair(ed, ep, ew, s, smax, tp, tw, av, aw, do_pot):
+    """One pair's terms of ln psi and V added to their accumulators, and 1 if the pair lies
+    beyond the trial function's support: the same operations in the quiet and the counting
+    pass, which is what lets the counting pass stand in for an overflowing quiet one."""
+    sw = convert(ew, s, ed, _S0)
+    aw = acc_add(ew, aw, _value_0(ew, tw, sw), SUM)
+    if do_pot:
+        av = acc_add(ep, av, _value_0(ep, tp, convert(ep, s, ed, _S0)), SUM)
+    return av, aw, np.int64(not less(ew, sw, smax))
+
+
 # ------------------------------------------------------- the pair sums, quiet pass --
 def _make_pair_sums(do_pot: bool):
     """The pass over all pairs of walker w for ln psi (and V), in quiet contexts: no store in
@@ -222,11 +234,8 @@ def _make_pair_sums(do_pot: bool):
             xi, yi, zi = _atom(ed, pos, w, i)
             for j in range(i + 1, n):
                 _, _, _, s = _distance(ed, pos, w, xi, yi, zi, j)
-                sw = convert(ew, s, ed, _S0)
-                outside += np.int64(not less(ew, sw, smax))
-                aw = acc_add(ew, aw, _value_0(ew, tw, sw), SUM)
-                if do_pot:
-                    av = acc_add(ep, av, _value_0(ep, tp, convert(ep, s, ed, _S0)), SUM)
+                av, aw, out = _vw_pair(ed, ep, ew, s, smax, tp, tw, av, aw, do_pot)
+                outside += out
         v, lw = acc_value(ep, av, SUM), acc_value(ew, aw, SUM)
         return store(ep, v), store(ew, lw), outside, events(ep, v) | events(ew, lw)
     return njit(pair_sums, nogil=True)
@@ -247,7 +256,7 @@ def _walker(cd, cp, cw, ck, w, do_vw, do_pot, do_kin, pos, tp, tw, tg, tl, s_max
     ed, ep, ew, ek = at(cd, w), at(cp, w), at(cw, w), at(ck, w)
     av, aw, alap = acc_zero(ep, SUM), acc_zero(ew, SUM), acc_zero(ek, K_LAP_SUM)
     smax = load(ew, s_max_w, S_MAX)
-    outside = 0
+    outside = np.int64(0)
     if do_kin:
         zero = store(ek, const(ek, 0.0, K_GRAD))
         for i in range(n):
@@ -258,12 +267,8 @@ def _walker(cd, cp, cw, ck, w, do_vw, do_pot, do_kin, pos, tp, tw, tg, tl, s_max
         for j in range(i + 1, n):
             dx, dy, dz, s = _distance(ed, pos, w, xi, yi, zi, j)
             if do_vw:
-                sw = convert(ew, s, ed, _S0)
-                if not less(ew, sw, smax):
-                    outside += 1
-                aw = acc_add(ew, aw, _value_0(ew, tw, sw), SUM)
-                if do_pot:
-                    av = acc_add(ep, av, _value_0(ep, tp, convert(ep, s, ed, _S0)), SUM)
+                av, aw, out = _vw_pair(ed, ep, ew, s, smax, tp, tw, av, aw, do_pot)
+                outside += out
             if do_kin:
                 alap = acc_add(ek, alap, _value_l(ek, tl, convert(ek, s, ed, _SL)), K_LAP_SUM)
                 g = _value_g(ek, tg, convert(ek, s, ed, _SG))

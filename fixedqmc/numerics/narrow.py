@@ -1,4 +1,4 @@
-"""Narrow fixed-point operations: int64 only, branch-free, for formats known at compile time.
+"""Narrow fixed-point operations: int64 or int128, branch-free, for formats known at compile time.
 
 When the formats of an operation's operands bound its exact result below 2**63, the exact
 result is one int64 (a sum of aligned words, or one product), and the single rounding of
@@ -25,6 +25,15 @@ the minimum) and at most ``2**w - 1`` unsigned (``E = w``, never attained).
   random bits), exactly the rule of :func:`quantize.round_up`; a left shift (``k < 0``) only
   when the bound leaves room for it.
 
+Wider results (words of 33 to 64 bits, e.g. the products of 40-bit words) take the same
+steps on one LLVM ``i128`` (numba has no 128-bit type, so each operation is one intrinsic):
+exact when the bound is at most 126 (so adding a rounding bias cannot leave i128), rounded by
+``1 <= k <= 126`` bits with a bias (``floor`` 0, ``zero`` ``2**k - 1`` if negative,
+``half_up`` ``2**(k-1)``, ``half_away`` one less if negative, ``half_even`` ``2**(k-1) - 1``
+plus the floor's last bit) or the stochastic compare, then clamped or wrapped into the output
+word.  On x86-64 a 64 x 64-bit product is one machine multiply; these loops stay scalar, but
+without a branch or the 192-bit path.
+
 Results are bit-identical to the general operations (tests check both on the same operands).
 :func:`binary` and :func:`cast` return ``None`` for formats outside these bounds; the caller
 then uses the general operation.
@@ -33,13 +42,18 @@ then uses the general operation.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from fixedqmc.numerics import quantize as Q
-from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, ZERO
+from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, STOCHASTIC, WRAP, ZERO
 
 _JIT = dict(nogil=True, inline="always")
 ADD, SUB, MUL = 0, 1, 2
+CAST = 3
+#: Largest exact magnitude (log2) of the i128 forms: |x| + 2**k - 1 stays below 2**127.
+_I128_BOUND = 126
 
 
 def magnitude_bits(signed: bool, word: int) -> int:
@@ -92,8 +106,8 @@ def _finish(bound: int, k: int, so: bool, wo: int, fo_rnd: int, ovf: int,
     return njit(finish, **_JIT)
 
 
-def binary(op: int, a: tuple, b: tuple, out: tuple):
-    """The narrow ``(ra, rb, rbits) -> (raw, event)`` of add (0), sub (1) or mul (2) for
+def _binary64(op: int, a: tuple, b: tuple, out: tuple):
+    """The int64 ``(ra, rb, rbits) -> (raw, event)`` of add (0), sub (1) or mul (2) for
     formats ``a``, ``b`` = (signed, word, frac) and ``out`` = (signed, word, frac, rounding,
     overflow), or None if the formats are outside the bounds of the module docstring."""
     (sa, wa, fa), (sb, wb, fb) = a, b
@@ -124,8 +138,8 @@ def binary(op: int, a: tuple, b: tuple, out: tuple):
     return njit(lambda ra, rb, rbits: fin((ra << sha) - (rb << shb), rbits), **_JIT)
 
 
-def cast(a: tuple, out: tuple):
-    """The narrow ``(ra, rbits) -> (raw, event)`` converting a word of format ``a`` into
+def _cast64(a: tuple, out: tuple):
+    """The int64 ``(ra, rbits) -> (raw, event)`` converting a word of format ``a`` into
     ``out`` (see :func:`binary`), or None."""
     sa, wa, fa = a
     ea = magnitude_bits(sa, wa)
@@ -135,3 +149,101 @@ def cast(a: tuple, out: tuple):
     if fin is None:
         return None
     return njit(lambda ra, rbits: fin(ra, rbits), **_JIT)
+
+
+def _i128_op(op: int, a: tuple, b: tuple, out: tuple):
+    """The i128 form ``(ra, rb, rbits) -> (raw, event)`` of add, sub, mul or cast (``b``
+    ignored), or None if the exact value or the rounding shift leaves the i128 bounds."""
+    (sa, wa, fa), (sb, wb, fb) = a, b
+    so, wo, fo, rnd, ovf = out
+    ea, eb = magnitude_bits(sa, wa), magnitude_bits(sb, wb)
+    if op == MUL:
+        g, bound = fa + fb, ea + eb
+    elif op == CAST:
+        g, bound = fa, ea
+    else:
+        g = max(fa, fb)
+        bound = max(ea + g - fa, eb + g - fb) + 1
+    k = g - fo
+    if bound > _I128_BOUND or k > _I128_BOUND or (k < 0 and bound - k > _I128_BOUND):
+        return None
+    lo, hi = (-(1 << (wo - 1)), (1 << (wo - 1)) - 1) if so else (0, (1 << wo) - 1)
+
+    def codegen(context, builder, signature, args):
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+
+        def c(v):
+            return ir.Constant(i128, v)
+
+        def ext(v, signed):
+            return builder.sext(v, i128) if signed else builder.zext(v, i128)
+        xa, xb = ext(args[0], sa), ext(args[1], sb)
+        if op == MUL:
+            x = builder.mul(xa, xb)
+        elif op == CAST:
+            x = xa
+        else:
+            xa, xb = builder.shl(xa, c(g - fa)), builder.shl(xb, c(g - fb))
+            x = builder.add(xa, xb) if op == ADD else builder.sub(xa, xb)
+        if k <= 0:
+            n = builder.shl(x, c(-k))
+        elif rnd == STOCHASTIC:
+            rem = builder.and_(x, c((1 << k) - 1))
+            top = builder.shl(rem, c(64 - k)) if k <= 64 else builder.lshr(rem, c(k - 64))
+            up = builder.icmp_unsigned("<", args[2], builder.trunc(top, i64))
+            n = builder.add(builder.ashr(x, c(k)), builder.zext(up, i128))
+        else:
+            half = 1 << (k - 1)
+            neg = builder.icmp_signed("<", x, c(0))
+            if rnd == FLOOR:
+                bias = c(0)
+            elif rnd == ZERO:
+                bias = builder.select(neg, c((1 << k) - 1), c(0))
+            elif rnd == HALF_UP:
+                bias = c(half)
+            elif rnd == HALF_AWAY:
+                bias = builder.select(neg, c(half - 1), c(half))
+            else:  # HALF_EVEN
+                bias = builder.add(c(half - 1), builder.and_(builder.ashr(x, c(k)), c(1)))
+            n = builder.ashr(builder.add(x, bias), c(k))
+        if ovf == WRAP:
+            if so:
+                w = builder.ashr(builder.shl(n, c(128 - wo)), c(128 - wo))
+            else:
+                w = builder.and_(n, c(hi))
+        else:
+            w = builder.select(builder.icmp_signed("<", n, c(lo)), c(lo), n)
+            w = builder.select(builder.icmp_signed(">", w, c(hi)), c(hi), w)
+        event = builder.zext(builder.icmp_signed("!=", w, n), i64)
+        return context.make_tuple(builder, signature.return_type, (builder.trunc(w, i64), event))
+
+    @intrinsic
+    def op128(typingctx, ra, rb, rbits):
+        return types.UniTuple(types.int64, 2)(types.int64, types.int64, types.uint64), codegen
+    return op128
+
+
+def binary(op: int, a: tuple, b: tuple, out: tuple):
+    """The narrow ``(ra, rb, rbits) -> (raw, event)`` of add (0), sub (1) or mul (2) for
+    formats ``a``, ``b`` = (signed, word, frac) and ``out`` = (signed, word, frac, rounding,
+    overflow): the int64 form where the formats allow it, else the i128 form, else None
+    (see the module docstring)."""
+    fn = _binary64(op, a, b, out)
+    if fn is not None:
+        return fn
+    op128 = _i128_op(op, a, b, out)
+    if op128 is None:
+        return None
+    return njit(lambda ra, rb, rbits: op128(np.int64(ra), np.int64(rb), rbits), **_JIT)
+
+
+def cast(a: tuple, out: tuple):
+    """The narrow ``(ra, rbits) -> (raw, event)`` converting a word of format ``a`` into
+    ``out``: int64 form, else i128 form, else None (see :func:`binary`)."""
+    fn = _cast64(a, out)
+    if fn is not None:
+        return fn
+    op128 = _i128_op(CAST, a, (True, 1, 0), out)
+    if op128 is None:
+        return None
+    return njit(lambda ra, rbits: op128(np.int64(ra), np.int64(0), rbits), **_JIT)

@@ -1,4 +1,4 @@
-"""Narrow (int64, branch-free) operations are bit-identical to the general exact ones.
+"""Narrow (int64 or int128, branch-free) operations are bit-identical to the general exact ones.
 
 The general operations of :mod:`fixedqmc.numerics.quantize` are checked against the exact
 reference on Python integers in ``test_fixed_exact.py``; here the narrow forms are checked
@@ -23,8 +23,13 @@ def _spec(f):
     return (f.signed, f.word_bits, f.frac_bits)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(op=st.sampled_from(sorted(GENERAL)), fa=qformats(max_word=33), fb=qformats(max_word=33),
+def _word(v):
+    """A raw word as the kernels hold it: an unsigned 64-bit word by its bit pattern."""
+    return np.uint64(v % 2**64).view(np.int64)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(op=st.sampled_from(sorted(GENERAL)), fa=qformats(), fb=qformats(),
        fo=qformats(max_word=64), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
 def test_narrow_binary_equals_the_general_operation(op, fa, fb, fo, rnd, ovf, data, rbits):
@@ -33,35 +38,40 @@ def test_narrow_binary_equals_the_general_operation(op, fa, fb, fo, rnd, ovf, da
     assume(fn is not None)
     ra, rb = data.draw(raw_words(fa)), data.draw(raw_words(fb))
     rb64 = np.uint64(rbits)
-    got = fn(np.int64(ra), np.int64(rb), rb64)
-    want = GENERAL[op](np.int64(ra), fa.signed, fa.frac_bits, np.int64(rb), fb.signed,
+    got = fn(_word(ra), _word(rb), rb64)
+    want = GENERAL[op](_word(ra), fa.signed, fa.frac_bits, _word(rb), fb.signed,
                        fb.frac_bits, *out[:3], out[3], out[4], rb64)
     assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(fa=qformats(max_word=63), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(fa=qformats(), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
 def test_narrow_cast_equals_the_general_cast(fa, fo, rnd, ovf, data, rbits):
     out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))
     fn = narrow.cast(_spec(fa), out)
     assume(fn is not None)
     ra = data.draw(raw_words(fa))
-    got = fn(np.int64(ra), np.uint64(rbits))
-    want = Q.cast_raw(np.int64(ra), fa.signed, fa.frac_bits, *out[:3], out[3], out[4],
+    got = fn(_word(ra), np.uint64(rbits))
+    want = Q.cast_raw(_word(ra), fa.signed, fa.frac_bits, *out[:3], out[3], out[4],
                       np.uint64(rbits))
     assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
 
 
-def test_narrow_forms_cover_32_bit_words_and_refuse_what_cannot_fit():
+def test_int64_forms_cover_32_bit_words_and_i128_forms_the_rest():
     s32, u32, s33 = (True, 32, 20), (False, 32, 32), (True, 33, 20)
     out = (True, 32, 20, 4, 1)
-    assert narrow.binary(narrow.MUL, s32, s32, out) is not None
-    assert narrow.binary(narrow.MUL, u32, s32, out) is not None  # 2**32-1 times 2**31 < 2**63
-    assert narrow.binary(narrow.MUL, u32, u32, out) is not None  # exact in uint64, k >= 1
-    assert narrow.binary(narrow.MUL, s32, s33, out) is None  # (-2**31)(-2**32) = 2**63
-    assert narrow.binary(narrow.ADD, (True, 63, 0), (True, 2, 0), out) is None
-    assert narrow.cast((False, 64, 0), out) is None
+    assert narrow._binary64(narrow.MUL, s32, s32, out) is not None
+    assert narrow._binary64(narrow.MUL, u32, s32, out) is not None  # (2**32-1) 2**31 < 2**63
+    assert narrow._binary64(narrow.MUL, u32, u32, out) is not None  # exact in uint64, k >= 1
+    assert narrow._binary64(narrow.MUL, s32, s33, out) is None  # (-2**31)(-2**32) = 2**63
+    assert narrow._binary64(narrow.ADD, (True, 63, 0), (True, 2, 0), out) is None
+    assert narrow._cast64((False, 64, 0), out) is None
+    # the i128 forms: every product of two 63-bit words, sums of 64-bit words
+    assert narrow._i128_op(narrow.MUL, (True, 64, 10), (True, 64, 10), out) is not None
+    assert narrow._i128_op(narrow.ADD, (False, 64, 64), (False, 64, 0), out) is None  # 2**129
+    assert narrow._i128_op(narrow.MUL, (False, 64, 0), (False, 64, 0), out) is None  # 2**128
+    assert narrow.cast((False, 64, 0), out) is not None
 
 
 @njit

@@ -35,7 +35,7 @@ Three precisions (:meth:`LutExp.evaluate`)
     kernel serves both types (``_lut_float_kernel``).
 :class:`FixedExpSpec` (or a tuple ``(x_format, table_format, result_format)``)
     Bit-exact fixed point: the data path of :class:`FixedExpSpec`, compiled and parallel
-    (``_lut_fixed_chunk``), with the exact operations of :mod:`fixedqmc.numerics.quantize`.
+    (:mod:`fixedqmc.tables.lut_exp_fixed`), with the exact operations of :mod:`fixedqmc.numerics.quantize`.
 
 Both are compiled once for all configurations (tables, formats and modes are run-time
 arguments); results never depend on the number of threads.  Rates of ``fixedqmc bench
@@ -107,11 +107,11 @@ from numba import njit, prange
 from fixedqmc.errors import (FixedOverflowError, FixedQMCError, FormatError,
                              PrecisionSpecError)
 from fixedqmc.numerics import fixed as F
-from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.fixed import Fixed
-from fixedqmc.numerics.modes import STOCHASTIC, overflow_code, rounding_code
+from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.overflow import OverflowLog, default_log
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.tables import lut_exp_fixed as LF
 
 __all__ = [
     "LutExp",
@@ -206,194 +206,6 @@ def _const_raw(name: str, frac_bits: int) -> int:
 def _quantum(fmt: QFormat, rounding: str) -> float:
     """Largest absolute rounding error of one operation into ``fmt``."""
     return fmt.resolution * (0.5 if rounding in _NEAREST else 1.0)
-
-
-# ------------------------------------------------------------ compiled fixed path --
-# The fixed data path of FixedExpSpec (steps 1-6) as one compiled loop over the elements,
-# on the exact scalar operations of fixedqmc.numerics.quantize: the same operations, in the
-# same order, with the same operand and result formats, modes and stochastic bits as the
-# Fixed-array operations the steps are written in, so the words are the same bit for bit.
-# The formats are run-time arguments (one compiled kernel serves every FixedExpSpec).
-
-#: Chunks of the compiled fixed path: a fixed partition of the elements, so results and
-#: event counts never depend on the number of threads.
-_N_CHUNKS = 64
-#: Inputs smaller than this run on the calling thread (waking the thread pool costs more).
-_PARALLEL_MIN_SIZE = 16384
-# Event counters per chunk, in data-path order (a raise-mode overflow is reported at the
-# first stage that overflowed); the last column counts the result-stage operations.
-(_EV_X, _EV_Y, _EV_PRODUCT, _EV_RESIDUAL, _EV_CORRECTION, _EV_PRODUCT_CORR, _EV_RESULT,
- _N_RESULT) = range(8)
-# Entries of the int64 format vector of the kernel (see LutExp._fixed_plan).
-(_XS, _XW, _XF, _YS, _YW, _YF, _TS, _TW, _TF, _PS, _PW, _PF, _RS, _RW, _RF, _RND, _OVF, _K, _B,
- _LINEAR, _YMIN) = range(21)
-_U0 = np.uint64(0)
-#: Elements per stage loop of the compiled fixed path.
-_BLOCK = 256
-# The unused input of the fixed kernel, typed like the used one (x words of a Fixed are
-# read-only, float input is made writable), so that one compilation serves both.
-_NO_WORDS = np.empty(0, np.int64)
-_NO_WORDS.flags.writeable = False
-_NO_VALUES = np.empty(0, np.float64)
-
-
-def _reduced(raw: int, frac: int) -> tuple:
-    """A non-negative constant word ``raw * 2**-frac`` with its trailing zero bits dropped:
-    the same value, as an int64 word where possible (raw < 2**64)."""
-    while frac > 0 and raw and raw % 2 == 0:
-        raw //= 2
-        frac -= 1
-    return raw, frac
-
-
-@njit(nogil=True, inline="always")
-def _shift(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits):
-    """``Q.shift_raw`` (exact a 2**n, |n| <= 64, rounded once into the output format) with an
-    int64 fast path: when |a| < 2**62 the exact value is ``a`` at scale ``fa - n``, rounded
-    by ``Q.finish_i64`` (right shifts of 0..63 bits) or shifted left exactly (results below
-    2**62); every other case is ``Q.shift_raw`` itself."""
-    if (a >> 62) == 0 or (sa and (a >> 62) == -1):
-        k = fa - n - fo
-        if 0 <= k <= 63:
-            return Q.finish_i64(a, k, so, wo, rnd, ovf, rbits)
-        if -62 <= k < 0 and ((a << -k) >> -k) == a and ((a << -k) >> 62) in (0, -1):
-            return Q.store_i64(a << -k, so, wo, ovf)
-    return Q.shift_raw(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits)
-
-
-@njit(nogil=True, inline="always")
-def _add_one(one, t, ts, tw, tf, rnd, ovf, rbits):
-    """``Q.add_raw(one, ts, tf, t, False, 64, ts, tw, tf, ...)``: 1 (the word ``one`` of the
-    table format) plus the UQ0.64 word t, rounded once into the table format.  Fast path
-    (``tf`` in 1..61, 0 <= t < 2**62): 1 lies on the output grid and its word is even, so
-    rounding 1 + t is 1 plus t rounded alone, in every mode (t >= 0: the same dropped
-    fraction, the same sign, the same parity), then the sum is stored with the overflow
-    mode; otherwise ``Q.add_raw`` itself."""
-    if 1 <= tf <= 61 and (t >> 62) == 0:
-        n, _ = Q.finish_i64(t, 64 - tf, False, 64, rnd, ovf, rbits)  # 0 <= n <= 2**tf
-        return Q.store_i64(one + n, ts, tw, ovf)
-    return Q.add_raw(one, ts, tf, t, False, 64, ts, tw, tf, rnd, ovf, rbits)
-
-
-@njit(nogil=True, cache=True)
-def _lut_fixed_chunk(c, xq, xv, fm, consts, tables, fields, seeds, out, events):
-    """Chunk ``c`` of the compiled fixed path: steps 2-6 of :class:`FixedExpSpec` for the
-    raw x words ``xq[lo:hi]`` (already in x's format), or steps 1-6 for the float64 values
-    ``xv[lo:hi]`` if ``xq`` is empty (step 1 as ``Fixed.from_float`` performs it); events
-    into ``events[c]``.
-
-    ``fm``: formats and modes (the ``_XS`` .. ``_YMIN`` entries); ``consts``: log2(e) and
-    ln(2) as (word, fractional bits) with their trailing zero bits dropped, and the word of
-    1 in the table format; ``tables``: the K tables' words, one after the other;
-    ``fields[k]`` = (shift, mask, offset) of field k; ``seeds[s]`` = seed + s (stage s draws
-    the stochastic bits ``random_bits(seed + s, element index, 0)``, like the Fixed-array
-    operations).  The steps run stage by stage over blocks of ``_BLOCK`` elements: each
-    element is a chain of dependent multiplications, and a loop per stage lets the
-    processor overlap independent elements.
-    """
-    convert = xq.size == 0
-    n = xv.size if convert else xq.size
-    lo = (n * c) // _N_CHUNKS
-    hi = (n * (c + 1)) // _N_CHUNKS
-    xs, xw, xf = fm[_XS] != 0, fm[_XW], fm[_XF]
-    ys, yw, yf = fm[_YS] != 0, fm[_YW], fm[_YF]
-    ts, tw, tf = fm[_TS] != 0, fm[_TW], fm[_TF]
-    ps, pw, pf = fm[_PS] != 0, fm[_PW], fm[_PF]
-    rs, rw, rf = fm[_RS] != 0, fm[_RW], fm[_RF]
-    rnd, ovf = fm[_RND], fm[_OVF]
-    n_k, linear, y_min = fm[_K], fm[_LINEAR] != 0, fm[_YMIN]
-    stochastic = rnd == STOCHASTIC
-    log2e, log2e_frac, ln2, ln2_frac, one = consts[0], consts[1], consts[2], consts[3], consts[4]
-    frac_mask = np.uint64((np.int64(1) << yf) - 1)
-    res_mask = np.uint64((np.int64(1) << (yf - fm[_B])) - 1)
-    ev_x = ev_y = ev_p = ev_res = ev_corr = ev_pc = ev_out = n_out = 0
-    yi = np.empty(_BLOCK, np.int64)
-    frac = np.empty(_BLOCK, np.int64)
-    p = np.empty(_BLOCK, np.int64)
-    for b0 in range(lo, hi, _BLOCK):
-        m = min(_BLOCK, hi - b0)
-        # 1-3. (x rounded into its format,) y = x log2(e); y_i (floor), the bits y_f
-        for j in range(m):
-            if convert:
-                rb = Q.random_bits(seeds[0], b0 + j, 0) if stochastic else _U0
-                x, e = Q.from_float_raw(xv[b0 + j], xs, xw, xf, rnd, ovf, rb)
-                ev_x += e
-            else:
-                x = xq[b0 + j]
-            rb = Q.random_bits(seeds[1], b0 + j, 0) if stochastic else _U0
-            y, e = Q.mul_raw(x, xs, xf, log2e, False, log2e_frac, ys, yw, yf, rnd, ovf, rb)
-            ev_y += e
-            if ys:
-                yi[j] = y >> yf
-            else:
-                yi[j] = np.int64(np.uint64(y) >> np.uint64(yf))
-            frac[j] = np.int64(np.uint64(y) & frac_mask)
-        # 4. the product of the table entries (in the table format until the first product)
-        for j in range(m):
-            p[j] = tables[fields[0, 2] + ((frac[j] >> fields[0, 0]) & fields[0, 1])]
-        p_s, p_f = ts, tf
-        for k in range(1, n_k):
-            sh, mask, offset = fields[k, 0], fields[k, 1], fields[k, 2]
-            for j in range(m):
-                entry = tables[offset + ((frac[j] >> sh) & mask)]
-                rb = Q.random_bits(seeds[1 + k], b0 + j, 0) if stochastic else _U0
-                p[j], e = Q.mul_raw(p[j], p_s, p_f, entry, ts, tf, ps, pw, pf, rnd, ovf, rb)
-                ev_p += e
-            p_s, p_f = ps, pf
-        # 5. linear residual correction: p (1 + r ln2), r the bits of y_f below the fields
-        if linear:
-            for j in range(m):
-                r = np.int64(np.uint64(frac[j]) & res_mask)  # a UQ0.F_y word
-                rb = Q.random_bits(seeds[20], b0 + j, 0) if stochastic else _U0
-                t, e = Q.mul_raw(r, False, yf, ln2, False, ln2_frac, False, 64, 64, rnd, ovf,
-                                 rb)
-                ev_res += e
-                rb = Q.random_bits(seeds[21], b0 + j, 0) if stochastic else _U0
-                corr, e = _add_one(one, t, ts, tw, tf, rnd, ovf, rb)
-                ev_corr += e
-                rb = Q.random_bits(seeds[22], b0 + j, 0) if stochastic else _U0
-                p[j], e = Q.mul_raw(p[j], p_s, p_f, corr, ts, tf, ps, pw, pf, rnd, ovf, rb)
-                ev_pc += e
-            p_s, p_f = ps, pf
-        # 6. result = p 2**y_i, or exactly 0 below the underflow exponent
-        for j in range(m):
-            if yi[j] < y_min:
-                out[b0 + j] = 0
-                continue
-            rb = Q.random_bits(seeds[30], b0 + j, 0) if stochastic else _U0
-            a, a_s, a_f, sh = p[j], p_s, p_f, yi[j]
-            while sh > 64:  # p 2**64 is an integer: exact, only the overflow mode acts
-                a, e = _shift(a, a_s, a_f, 64, rs, rw, rf, rnd, ovf, rb)
-                a_s, a_f = rs, rf
-                ev_out += e
-                n_out += 1
-                sh -= 64
-            a, e = _shift(a, a_s, a_f, sh, rs, rw, rf, rnd, ovf, rb)
-            ev_out += e
-            n_out += 1
-            out[b0 + j] = a
-    events[c, _EV_X] = ev_x
-    events[c, _EV_Y] = ev_y
-    events[c, _EV_PRODUCT] = ev_p
-    events[c, _EV_RESIDUAL] = ev_res
-    events[c, _EV_CORRECTION] = ev_corr
-    events[c, _EV_PRODUCT_CORR] = ev_pc
-    events[c, _EV_RESULT] = ev_out
-    events[c, _N_RESULT] = n_out
-
-
-@njit(parallel=True, cache=True)
-def _lut_fixed_parallel(xq, xv, fm, consts, tables, fields, seeds, out, events):
-    """The compiled fixed path over all elements, one chunk per parallel iteration."""
-    for c in prange(_N_CHUNKS):
-        _lut_fixed_chunk(np.int64(c), xq, xv, fm, consts, tables, fields, seeds, out, events)
-
-
-@njit(nogil=True, cache=True)
-def _lut_fixed_serial(xq, xv, fm, consts, tables, fields, seeds, out, events):
-    """Its serial twin for small inputs (the same chunks, so the same results and counts)."""
-    for c in range(_N_CHUNKS):
-        _lut_fixed_chunk(np.int64(c), xq, xv, fm, consts, tables, fields, seeds, out, events)
 
 
 # ------------------------------------------------------------ compiled float paths --
@@ -804,8 +616,8 @@ class LutExp:
             return self._cache[key]
         Fixed.from_raw(np.array([_const_raw("log2e", r.log2e.frac_bits)], np.uint64),
                        r.log2e)  # log2(e) must fit its format
-        log2e, log2e_frac = _reduced(_const_raw("log2e", r.log2e.frac_bits), r.log2e.frac_bits)
-        ln2, ln2_frac = _reduced(_const_raw("ln2", 64), 64)
+        log2e, log2e_frac = LF.reduced(_const_raw("log2e", r.log2e.frac_bits), r.log2e.frac_bits)
+        ln2, ln2_frac = LF.reduced(_const_raw("ln2", 64), 64)
         consts = np.array([log2e, log2e_frac, ln2, ln2_frac, 1 << r.table.frac_bits],
                           np.uint64).view(np.int64)
         tables = self.fixed_tables(r.table)
@@ -814,24 +626,16 @@ class LutExp:
         offsets = np.cumsum([0] + [t.size for t in tables[:-1]])
         fields = np.array([[fy - c, (1 << b) - 1, o] for c, b, o in
                            zip(self.cumulative_bits, self.chunk_bits, offsets)], np.int64)
-        fm = np.zeros(21, np.int64)
-        for (s_i, w_i, f_i), fmt in (((_XS, _XW, _XF), r.x),
-                                     ((_YS, _YW, _YF), r.y), ((_TS, _TW, _TF), r.table),
-                                     ((_PS, _PW, _PF), r.product),
-                                     ((_RS, _RW, _RF), r.result)):
-            fm[s_i], fm[f_i] = int(fmt.signed), fmt.frac_bits
-            if w_i is not None:
-                fm[w_i] = fmt.word_bits
-        fm[_RND], fm[_OVF] = rounding_code(r.rounding), overflow_code(r.overflow)
-        fm[_K], fm[_B] = self.n_lookups, self.total_bits
-        fm[_LINEAR] = int(self.residual == "linear")
-        fm[_YMIN] = -min(r.result.frac_bits + 1, 64)
+        fm = LF.format_vector(dict(x=r.x, y=r.y, table=r.table, product=r.product,
+                                   result=r.result), rounding_code(r.rounding),
+                              overflow_code(r.overflow), self.n_lookups, self.total_bits,
+                              self.residual == "linear", -min(r.result.frac_bits + 1, 64))
         plan = (fm, consts, words, fields)
         self._cache[key] = plan
         return plan
 
     def _evaluate_fixed(self, x, r: _Resolved, log) -> Fixed:
-        """The fixed path (:class:`FixedExpSpec`), compiled (``_lut_fixed_chunk``): step 1
+        """The fixed path (:class:`FixedExpSpec`), compiled (:mod:`fixedqmc.tables.lut_exp_fixed`): step 1
         in the kernel for finite float input (overflow mode other than ``raise``), otherwise
         on the host (``Fixed.from_float`` or ``cast``, with their checks and messages);
         overflow events recorded per stage in ``log`` (the default log if None) as the
@@ -842,7 +646,7 @@ class LutExp:
             xa = np.asarray(x)
             if xa.dtype.kind == "f" and np.isfinite(xa).all():
                 xv = np.require(xa, np.float64, ["C", "W"]).ravel()
-                run, out, events = self._fixed_kernel_call(_NO_WORDS, r, xv)
+                run, out, events = self._fixed_kernel_call(LF.NO_WORDS, r, xv)
                 run()
                 self._record_fixed(events.sum(axis=0), out.size, r, log, converted=True)
                 return Fixed(out.reshape(xa.shape), r.result)
@@ -861,13 +665,14 @@ class LutExp:
         float64 values ``xv`` if ``xr`` is empty: ``run()`` launches the compiled fixed
         kernel (the serial twin below ``_PARALLEL_MIN_SIZE`` elements), which writes the
         result words to ``out`` and the events per chunk and stage to ``events``."""
-        xv = _NO_VALUES if xv is None else xv
+        xv = LF.NO_VALUES if xv is None else xv
         n = xv.size if xr.size == 0 else xr.size
         fm, consts, words, fields = self._fixed_plan(r)
         seeds = np.array([r.seed + s for s in range(max(31, self.n_lookups + 1))], np.uint64)
         out = np.empty(n, np.int64)
-        events = np.zeros((_N_CHUNKS, 8), np.int64)
-        kernel = _lut_fixed_parallel if n >= _PARALLEL_MIN_SIZE else _lut_fixed_serial
+        events = np.zeros((LF.N_CHUNKS, 8), np.int64)
+        parallel, serial = LF.kernels(fm, consts, fields, n)
+        kernel = parallel if n >= LF.PARALLEL_MIN_SIZE else serial
         args = (xr, xv, fm, consts, words, fields, seeds, out, events)
         return (lambda: kernel(*args)), out, events
 
@@ -877,16 +682,16 @@ class LutExp:
         in data-path order, raising at the first overflowing stage in ``raise`` mode
         (``converted``: step 1 ran in the kernel)."""
         K, lin = self.n_lookups, self.residual == "linear"
-        stages = [("x", _EV_X, n, r.x)] if converted else []
-        stages.append(("y", _EV_Y, n, r.y))
+        stages = [("x", LF.EV_X, n, r.x)] if converted else []
+        stages.append(("y", LF.EV_Y, n, r.y))
         if K > 1:
-            stages.append(("product", _EV_PRODUCT, n * (K - 1), r.product))
+            stages.append(("product", LF.EV_PRODUCT, n * (K - 1), r.product))
         if lin:
-            stages += [("residual", _EV_RESIDUAL, n, QFormat.parse("UQ0.64")),
-                       ("correction", _EV_CORRECTION, n, r.table),
-                       ("product", _EV_PRODUCT_CORR, n, r.product)]
-        if counts[_N_RESULT]:
-            stages.append(("result", _EV_RESULT, int(counts[_N_RESULT]), r.result))
+            stages += [("residual", LF.EV_RESIDUAL, n, QFormat.parse("UQ0.64")),
+                       ("correction", LF.EV_CORRECTION, n, r.table),
+                       ("product", LF.EV_PRODUCT_CORR, n, r.product)]
+        if counts[LF.N_RESULT]:
+            stages.append(("result", LF.EV_RESULT, int(counts[LF.N_RESULT]), r.result))
         for stage, col, values, fmt in stages:
             name, events = f"lut_exp.{stage}", int(counts[col])
             log.record(name, events, values, str(fmt), r.overflow)

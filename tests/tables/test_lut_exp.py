@@ -28,6 +28,7 @@ from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.modes import ROUNDING_MODES
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.tables import lut_exp_fixed as LF
 from fixedqmc.tables.lut_exp import LN2, LOG2E, FixedExpSpec, LutExp, _const_raw, lut_exp_error
 
 _spec = importlib.util.spec_from_file_location("_fixedqmc_reference",
@@ -463,6 +464,79 @@ def test_compiled_fixed_path_equals_fixed_array_operations_random_formats(lut, f
     got_log, want_log = OverflowLog(), OverflowLog()
     got = lut.evaluate(x, spec, log=got_log)
     assert np.array_equal(got.raw, fixed_array_reference(lut, x, spec, want_log).raw)
+    assert same_log(got_log, want_log)
+
+
+def _specialised(lut, spec):
+    fm, consts, _, fields = lut._fixed_plan(lut._precision(spec))
+    return LF.kernels(fm, consts, fields, LF.SPECIALISE_MIN_SIZE)[0] is not LF._lut_fixed_parallel
+
+
+# every case in its own modes, the seed case also with raise; the slow suite adds three
+# more mode pairs for every case
+SPECIALISED_MODES = [(case, None) for case in range(len(COMPILED_CASES))] + [
+    (0, ("zero", "raise"))] + [
+    pytest.param(case, modes, marks=pytest.mark.slow)
+    for modes in (("zero", "raise"), ("half_even", "saturate"), ("floor", "wrap"))
+    for case in range(len(COMPILED_CASES)) if (case, modes) != (0, ("zero", "raise"))]
+
+
+@pytest.mark.parametrize("case, modes", SPECIALISED_MODES)
+def test_specialised_fixed_kernels_equal_fixed_array_operations(case, modes, monkeypatch):
+    """The kernels with formats compiled in (narrow int64/int128 operations, branch-free
+    final shift) give the same words and logged events as the Fixed-array steps, in each
+    deterministic rounding mode and each overflow mode."""
+    monkeypatch.setattr(LF, "SPECIALISE_MIN_SIZE", 0)
+    lut, spec = COMPILED_CASES[case]
+    x = wide_inputs(2)
+    if modes is not None:
+        sp = replace(spec, rounding=modes[0], overflow=modes[1])
+    else:
+        sp = spec
+    got_log, want_log = OverflowLog(), OverflowLog()
+    try:
+        got = lut.evaluate(x, sp, log=got_log)
+    except FixedOverflowError as err:
+        with pytest.raises(FixedOverflowError, match=re.escape(str(err))):
+            fixed_array_reference(lut, x, sp, want_log)
+        return
+    want = fixed_array_reference(lut, x, sp, want_log)
+    assert np.array_equal(got.raw, want.raw)
+    assert same_log(got_log, want_log), (dict(got_log.events), dict(want_log.events))
+
+
+def test_specialised_kernels_cover_the_benchmark_formats_not_stochastic_rounding():
+    lut, spec = COMPILED_CASES[0]
+    assert _specialised(lut, spec)
+    assert not _specialised(lut, replace(spec, rounding="stochastic"))
+
+
+@pytest.mark.slow
+@settings(deadline=None, max_examples=12)
+@given(lut=configs, f=fmt_choices, overflow=st.sampled_from(["wrap", "saturate"]),
+       seed=st.integers(0, 2**31))
+def test_specialised_equals_run_time_kernels_random_formats(lut, f, overflow, seed):
+    x_fmt = f"Q{f['x_int']}.{min(f['x_frac'], 63 - f['x_int'] - 1)}"
+    spec = FixedExpSpec(x_format=x_fmt, table_format=f"UQ1.{f['t_frac']}",
+                        product_format=None if f["p"] == "table" else f["p"],
+                        result_format=f"UQ8.{f['r_frac']}",
+                        rounding="half_even" if f["rounding"] == "stochastic" else f["rounding"],
+                        overflow=overflow)
+    x = np.random.default_rng(seed).uniform(-45.0, 8.0, 2000)
+    got_log, want_log = OverflowLog(), OverflowLog()
+    got = lut.evaluate(x, spec, log=got_log)  # run-time kernels (small input)
+    plan = lut._fixed_plan(lut._precision(spec))
+    pair = LF.specialised_kernels(*(tuple(map(int, a)) for a in (plan[0], plan[1])),
+                                  tuple(tuple(map(int, r)) for r in plan[3]))
+    if pair is None:  # some operation has no narrow form: the run-time kernels serve
+        return
+    out = np.empty(x.size, np.int64)
+    events = np.zeros((LF.N_CHUNKS, 8), np.int64)
+    pair[1](LF.NO_WORDS, x.copy(), plan[0], plan[1], plan[2], plan[3], np.zeros(31, np.uint64),
+            out, events)
+    assert np.array_equal(out, got.raw)
+    lut._record_fixed(events.sum(axis=0), x.size, lut._precision(spec), want_log,
+                      converted=True)
     assert same_log(got_log, want_log)
 
 

@@ -1,0 +1,396 @@
+"""The compiled fixed-point data path of the LUT exponential (:class:`~fixedqmc.tables.lut_exp.FixedExpSpec`).
+
+Steps 1-6 of ``FixedExpSpec`` as one compiled loop over the elements, on the exact scalar
+operations of :mod:`fixedqmc.numerics.quantize`: the same operations, in the same order, with
+the same operand and result formats, modes and stochastic bits as the Fixed-array operations
+the steps are written in, so the words are the same bit for bit.  Two builds of it:
+
+* :func:`run_time_kernels`: the formats are run-time arguments (``fm``), so one compilation
+  (cached on disk) serves every ``FixedExpSpec``; every operation is the general one, with
+  its tests on the operand values.
+* :func:`specialised_kernels`: the formats, modes and table geometry are compile-time
+  constants of a kernel built for one plan (kept in memory for the process), so each
+  operation is the branch-free int64 or int128 form of :mod:`fixedqmc.numerics.narrow`:
+  about 3x faster.  Built when an evaluation is large enough to repay the compile (about
+  a second), for every mode but stochastic rounding.
+
+Both write the same words and the same event counts (tested).  Elements are cut into
+``N_CHUNKS`` fixed chunks, so neither results nor counts depend on the number of threads.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit, prange
+
+from fixedqmc.numerics import narrow
+from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_UP, STOCHASTIC, ZERO
+
+#: Chunks of the compiled fixed path: a fixed partition of the elements, so results and
+#: event counts never depend on the number of threads.
+N_CHUNKS = 64
+#: Inputs smaller than this run on the calling thread (waking the thread pool costs more).
+PARALLEL_MIN_SIZE = 16384
+# Event counters per chunk, in data-path order (a raise-mode overflow is reported at the
+# first stage that overflowed); the last column counts the result-stage operations.
+(EV_X, EV_Y, EV_PRODUCT, EV_RESIDUAL, EV_CORRECTION, EV_PRODUCT_CORR, EV_RESULT,
+ N_RESULT) = range(8)
+# Entries of the int64 format vector of the kernel (see LutExp._fixed_plan).
+(_XS, _XW, _XF, _YS, _YW, _YF, _TS, _TW, _TF, _PS, _PW, _PF, _RS, _RW, _RF, _RND, _OVF, _K, _B,
+ _LINEAR, _YMIN) = range(21)
+FM_SIZE = 21
+#: Evaluations at least this large use the specialised kernels (their compile, about a
+#: second, is then a small part of the time).
+SPECIALISE_MIN_SIZE = 1 << 18
+_U0 = np.uint64(0)
+#: Elements per stage loop of the compiled fixed path.
+_BLOCK = 256
+# The unused input of the fixed kernel, typed like the used one (x words of a Fixed are
+# read-only, float input is made writable), so that one compilation serves both.
+NO_WORDS = np.empty(0, np.int64)
+NO_WORDS.flags.writeable = False
+NO_VALUES = np.empty(0, np.float64)
+
+
+def reduced(raw: int, frac: int) -> tuple:
+    """A non-negative constant word ``raw * 2**-frac`` with its trailing zero bits dropped:
+    the same value, as an int64 word where possible (raw < 2**64)."""
+    while frac > 0 and raw and raw % 2 == 0:
+        raw //= 2
+        frac -= 1
+    return raw, frac
+
+
+@njit(nogil=True, inline="always")
+def _shift(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits):
+    """``Q.shift_raw`` (exact a 2**n, |n| <= 64, rounded once into the output format) with an
+    int64 fast path: when |a| < 2**62 the exact value is ``a`` at scale ``fa - n``, rounded
+    by ``Q.finish_i64`` (right shifts of 0..63 bits) or shifted left exactly (results below
+    2**62); every other case is ``Q.shift_raw`` itself."""
+    if (a >> 62) == 0 or (sa and (a >> 62) == -1):
+        k = fa - n - fo
+        if 0 <= k <= 63:
+            return Q.finish_i64(a, k, so, wo, rnd, ovf, rbits)
+        if -62 <= k < 0 and ((a << -k) >> -k) == a and ((a << -k) >> 62) in (0, -1):
+            return Q.store_i64(a << -k, so, wo, ovf)
+    return Q.shift_raw(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits)
+
+
+@njit(nogil=True, inline="always")
+def _add_one(one, t, ts, tw, tf, rnd, ovf, rbits):
+    """``Q.add_raw(one, ts, tf, t, False, 64, ts, tw, tf, ...)``: 1 (the word ``one`` of the
+    table format) plus the UQ0.64 word t, rounded once into the table format.  Fast path
+    (``tf`` in 1..61, 0 <= t < 2**62): 1 lies on the output grid and its word is even, so
+    rounding 1 + t is 1 plus t rounded alone, in every mode (t >= 0: the same dropped
+    fraction, the same sign, the same parity), then the sum is stored with the overflow
+    mode; otherwise ``Q.add_raw`` itself."""
+    if 1 <= tf <= 61 and (t >> 62) == 0:
+        n, _ = Q.finish_i64(t, 64 - tf, False, 64, rnd, ovf, rbits)  # 0 <= n <= 2**tf
+        return Q.store_i64(one + n, ts, tw, ovf)
+    return Q.add_raw(one, ts, tf, t, False, 64, ts, tw, tf, rnd, ovf, rbits)
+
+
+@njit(nogil=True, cache=True)
+def _lut_fixed_chunk(c, xq, xv, fm, consts, tables, fields, seeds, out, events):
+    """Chunk ``c`` of the compiled fixed path: steps 2-6 of :class:`FixedExpSpec` for the
+    raw x words ``xq[lo:hi]`` (already in x's format), or steps 1-6 for the float64 values
+    ``xv[lo:hi]`` if ``xq`` is empty (step 1 as ``Fixed.from_float`` performs it); events
+    into ``events[c]``.
+
+    ``fm``: formats and modes (the ``_XS`` .. ``_YMIN`` entries); ``consts``: log2(e) and
+    ln(2) as (word, fractional bits) with their trailing zero bits dropped, and the word of
+    1 in the table format; ``tables``: the K tables' words, one after the other;
+    ``fields[k]`` = (shift, mask, offset) of field k; ``seeds[s]`` = seed + s (stage s draws
+    the stochastic bits ``random_bits(seed + s, element index, 0)``, like the Fixed-array
+    operations).  The steps run stage by stage over blocks of ``_BLOCK`` elements: each
+    element is a chain of dependent multiplications, and a loop per stage lets the
+    processor overlap independent elements.
+    """
+    convert = xq.size == 0
+    n = xv.size if convert else xq.size
+    lo = (n * c) // N_CHUNKS
+    hi = (n * (c + 1)) // N_CHUNKS
+    xs, xw, xf = fm[_XS] != 0, fm[_XW], fm[_XF]
+    ys, yw, yf = fm[_YS] != 0, fm[_YW], fm[_YF]
+    ts, tw, tf = fm[_TS] != 0, fm[_TW], fm[_TF]
+    ps, pw, pf = fm[_PS] != 0, fm[_PW], fm[_PF]
+    rs, rw, rf = fm[_RS] != 0, fm[_RW], fm[_RF]
+    rnd, ovf = fm[_RND], fm[_OVF]
+    n_k, linear, y_min = fm[_K], fm[_LINEAR] != 0, fm[_YMIN]
+    stochastic = rnd == STOCHASTIC
+    log2e, log2e_frac, ln2, ln2_frac, one = consts[0], consts[1], consts[2], consts[3], consts[4]
+    frac_mask = np.uint64((np.int64(1) << yf) - 1)
+    res_mask = np.uint64((np.int64(1) << (yf - fm[_B])) - 1)
+    ev_x = ev_y = ev_p = ev_res = ev_corr = ev_pc = ev_out = n_out = 0
+    yi = np.empty(_BLOCK, np.int64)
+    frac = np.empty(_BLOCK, np.int64)
+    p = np.empty(_BLOCK, np.int64)
+    for b0 in range(lo, hi, _BLOCK):
+        m = min(_BLOCK, hi - b0)
+        # 1-3. (x rounded into its format,) y = x log2(e); y_i (floor), the bits y_f
+        for j in range(m):
+            if convert:
+                rb = Q.random_bits(seeds[0], b0 + j, 0) if stochastic else _U0
+                x, e = Q.from_float_raw(xv[b0 + j], xs, xw, xf, rnd, ovf, rb)
+                ev_x += e
+            else:
+                x = xq[b0 + j]
+            rb = Q.random_bits(seeds[1], b0 + j, 0) if stochastic else _U0
+            y, e = Q.mul_raw(x, xs, xf, log2e, False, log2e_frac, ys, yw, yf, rnd, ovf, rb)
+            ev_y += e
+            if ys:
+                yi[j] = y >> yf
+            else:
+                yi[j] = np.int64(np.uint64(y) >> np.uint64(yf))
+            frac[j] = np.int64(np.uint64(y) & frac_mask)
+        # 4. the product of the table entries (in the table format until the first product)
+        for j in range(m):
+            p[j] = tables[fields[0, 2] + ((frac[j] >> fields[0, 0]) & fields[0, 1])]
+        p_s, p_f = ts, tf
+        for k in range(1, n_k):
+            sh, mask, offset = fields[k, 0], fields[k, 1], fields[k, 2]
+            for j in range(m):
+                entry = tables[offset + ((frac[j] >> sh) & mask)]
+                rb = Q.random_bits(seeds[1 + k], b0 + j, 0) if stochastic else _U0
+                p[j], e = Q.mul_raw(p[j], p_s, p_f, entry, ts, tf, ps, pw, pf, rnd, ovf, rb)
+                ev_p += e
+            p_s, p_f = ps, pf
+        # 5. linear residual correction: p (1 + r ln2), r the bits of y_f below the fields
+        if linear:
+            for j in range(m):
+                r = np.int64(np.uint64(frac[j]) & res_mask)  # a UQ0.F_y word
+                rb = Q.random_bits(seeds[20], b0 + j, 0) if stochastic else _U0
+                t, e = Q.mul_raw(r, False, yf, ln2, False, ln2_frac, False, 64, 64, rnd, ovf,
+                                 rb)
+                ev_res += e
+                rb = Q.random_bits(seeds[21], b0 + j, 0) if stochastic else _U0
+                corr, e = _add_one(one, t, ts, tw, tf, rnd, ovf, rb)
+                ev_corr += e
+                rb = Q.random_bits(seeds[22], b0 + j, 0) if stochastic else _U0
+                p[j], e = Q.mul_raw(p[j], p_s, p_f, corr, ts, tf, ps, pw, pf, rnd, ovf, rb)
+                ev_pc += e
+            p_s, p_f = ps, pf
+        # 6. result = p 2**y_i, or exactly 0 below the underflow exponent
+        for j in range(m):
+            if yi[j] < y_min:
+                out[b0 + j] = 0
+                continue
+            rb = Q.random_bits(seeds[30], b0 + j, 0) if stochastic else _U0
+            a, a_s, a_f, sh = p[j], p_s, p_f, yi[j]
+            while sh > 64:  # p 2**64 is an integer: exact, only the overflow mode acts
+                a, e = _shift(a, a_s, a_f, 64, rs, rw, rf, rnd, ovf, rb)
+                a_s, a_f = rs, rf
+                ev_out += e
+                n_out += 1
+                sh -= 64
+            a, e = _shift(a, a_s, a_f, sh, rs, rw, rf, rnd, ovf, rb)
+            ev_out += e
+            n_out += 1
+            out[b0 + j] = a
+    events[c, EV_X] = ev_x
+    events[c, EV_Y] = ev_y
+    events[c, EV_PRODUCT] = ev_p
+    events[c, EV_RESIDUAL] = ev_res
+    events[c, EV_CORRECTION] = ev_corr
+    events[c, EV_PRODUCT_CORR] = ev_pc
+    events[c, EV_RESULT] = ev_out
+    events[c, N_RESULT] = n_out
+
+
+@njit(parallel=True, cache=True)
+def _lut_fixed_parallel(xq, xv, fm, consts, tables, fields, seeds, out, events):
+    """The compiled fixed path over all elements, one chunk per parallel iteration."""
+    for c in prange(N_CHUNKS):
+        _lut_fixed_chunk(np.int64(c), xq, xv, fm, consts, tables, fields, seeds, out, events)
+
+
+@njit(nogil=True, cache=True)
+def _lut_fixed_serial(xq, xv, fm, consts, tables, fields, seeds, out, events):
+    """Its serial twin for small inputs (the same chunks, so the same results and counts)."""
+    for c in range(N_CHUNKS):
+        _lut_fixed_chunk(np.int64(c), xq, xv, fm, consts, tables, fields, seeds, out, events)
+
+
+
+def format_vector(formats: dict, rnd: int, ovf: int, n_lookups: int, total_bits: int,
+                  linear: bool, y_min: int) -> np.ndarray:
+    """The int64 format vector ``fm`` of the kernels: ``formats`` maps "x", "y", "table",
+    "product", "result" to QFormats; modes by code; table geometry; underflow exponent."""
+    fm = np.zeros(FM_SIZE, np.int64)
+    for (s_i, w_i, f_i), name in (((_XS, _XW, _XF), "x"), ((_YS, _YW, _YF), "y"),
+                                  ((_TS, _TW, _TF), "table"), ((_PS, _PW, _PF), "product"),
+                                  ((_RS, _RW, _RF), "result")):
+        fmt = formats[name]
+        fm[s_i], fm[w_i], fm[f_i] = int(fmt.signed), fmt.word_bits, fmt.frac_bits
+    fm[_RND], fm[_OVF], fm[_K], fm[_B] = rnd, ovf, n_lookups, total_bits
+    fm[_LINEAR], fm[_YMIN] = int(linear), y_min
+    return fm
+
+
+def kernels(fm: np.ndarray, consts: np.ndarray, fields: np.ndarray, n: int) -> tuple:
+    """The (parallel, serial) kernels for ``n`` elements of the plan (fm, consts, fields):
+    the specialised pair if ``n >= SPECIALISE_MIN_SIZE`` and the plan has one, else the
+    run-time-format pair.  Both take the same arguments and write the same words."""
+    if n >= SPECIALISE_MIN_SIZE:
+        pair = specialised_kernels(tuple(int(v) for v in fm), tuple(int(v) for v in consts),
+                                   tuple(tuple(int(v) for v in row) for row in fields))
+        if pair is not None:
+            return pair
+    return _lut_fixed_parallel, _lut_fixed_serial
+
+
+#: Stands for an operation a plan does not perform (no second table, no residual).
+_NO_OP = njit(lambda ra, rb, rbits: (ra, np.int64(0)), nogil=True, inline="always")
+
+
+def _variable_round_shift(rnd: int):
+    """``(x, r) -> round(x 2**-r)`` for int64 x, |x| <= 2**60, 0 <= r <= 62 (r a run-time
+    value), deterministic mode rnd: the bias rule of :func:`quantize.finish_i64`."""
+    def impl(x, r):
+        m = (np.int64(1) << r) - 1
+        half = m - (m >> 1)  # 2**(r-1), 0 for r = 0
+        if rnd == FLOOR:
+            bias = np.int64(0)
+        elif rnd == ZERO:
+            bias = m if x < 0 else np.int64(0)
+        elif rnd == HALF_UP:
+            bias = half
+        elif rnd == HALF_AWAY:
+            bias = half - (x < 0) if r > 0 else np.int64(0)
+        else:
+            bias = half - 1 + ((x >> r) & 1) if r > 0 else np.int64(0)
+        return (x + bias) >> r
+    return njit(impl, nogil=True, inline="always")
+
+
+@lru_cache(maxsize=16)
+def specialised_kernels(fm: tuple, consts: tuple, fields: tuple):
+    """The (parallel, serial) kernels with the plan's formats, modes and geometry compiled
+    in (see the module docstring), or None for stochastic rounding or a plan some operation
+    of which has no narrow form.  Arguments as those of the run-time kernels (which the
+    specialised ones ignore but for the input, tables, seeds and outputs); tuples, so that
+    the kernels are built once per plan."""
+    (xs, xw, xf, ys, yw, yf, ts, tw, tf, ps, pw, pf, rs, rw, rf, rnd, ovf, n_k, n_bits,
+     linear, y_min) = fm
+    if rnd == STOCHASTIC:
+        return None
+    xs, ys, ts, ps, rs, linear = map(bool, (xs, ys, ts, ps, rs, linear))
+    log2e, log2e_frac, ln2, ln2_frac, one = (v % 2**64 for v in consts)
+    fx, ft, fp = (xs, xw, xf), (ts, tw, tf), (ps, pw, pf)
+    out_p = (ps, pw, pf, rnd, ovf)
+    unsigned_t64 = (False, 64, 64)
+    mul_y = narrow.binary(narrow.MUL, fx, (False, max(log2e.bit_length(), 1), log2e_frac),
+                          (ys, yw, yf, rnd, ovf))
+    mul_first = narrow.binary(narrow.MUL, ft, ft, out_p) if n_k > 1 else _NO_OP
+    mul_next = narrow.binary(narrow.MUL, fp, ft, out_p) if n_k > 2 else _NO_OP
+    f_last = fp if n_k > 1 else ft  # format of p before the correction
+    if linear:
+        mul_res = narrow.binary(narrow.MUL, (False, yf - n_bits, yf),
+                                (False, max(ln2.bit_length(), 1), ln2_frac),
+                                (*unsigned_t64, rnd, ovf))
+        add_one = narrow.binary(narrow.ADD, ft, unsigned_t64, (ts, tw, tf, rnd, ovf))
+        mul_corr = narrow.binary(narrow.MUL, f_last, ft, out_p)
+    else:
+        mul_res = add_one = mul_corr = _NO_OP
+    if any(op is None for op in (mul_y, mul_first, mul_next, mul_res, add_one, mul_corr)):
+        return None
+    p_fmt = fp if (n_k > 1 or linear) else ft  # the format of p in step 6
+    p_s, p_f = p_fmt[0], p_fmt[2]
+    # step 6 for |p| <= 2**e_p: a right shift by r <= e_p + 2 gives the rounding of every
+    # larger shift too (0, or -1 for floor of p < 0), a left shift by up to 62 - e_p is exact
+    e_p = narrow.magnitude_bits(p_s, p_fmt[1])
+    shift0 = p_f - rf  # the right shift for y_i = 0
+    right_max, left_max = e_p + 2, 62 - e_p
+    fast_shift = e_p <= 60
+    _round_right = _variable_round_shift(rnd)
+    L, LN2, ONE = np.int64(np.uint64(log2e)), np.int64(np.uint64(ln2)), np.int64(one)
+    frac_mask = np.uint64((1 << yf) - 1)
+    res_mask = np.uint64((1 << (yf - n_bits)) - 1)
+    fld = np.array(fields, np.int64)
+    sh0, m0, o0 = fld[0]
+    u_yf = np.uint64(yf)
+    zero = np.uint64(0)
+
+    @njit(nogil=True)
+    def chunk(c, xq, xv, tables, out, events):
+        convert = xq.size == 0
+        n = xv.size if convert else xq.size
+        lo = (n * c) // N_CHUNKS
+        hi = (n * (c + 1)) // N_CHUNKS
+        ev_x = ev_y = ev_p = ev_res = ev_corr = ev_pc = ev_out = n_out = 0
+        yi = np.empty(_BLOCK, np.int64)
+        frac = np.empty(_BLOCK, np.int64)
+        p = np.empty(_BLOCK, np.int64)
+        for b0 in range(lo, hi, _BLOCK):  # stage by stage, as the run-time kernel
+            m = min(_BLOCK, hi - b0)
+            for j in range(m):
+                if convert:
+                    x, e = Q.from_float_raw(xv[b0 + j], xs, xw, xf, rnd, ovf, zero)
+                    ev_x += e
+                else:
+                    x = xq[b0 + j]
+                y, e = mul_y(x, L, zero)
+                ev_y += e
+                yi[j] = (y >> yf) if ys else np.int64(np.uint64(y) >> u_yf)
+                frac[j] = np.int64(np.uint64(y) & frac_mask)
+            for j in range(m):
+                f = frac[j]
+                pj = tables[o0 + ((f >> sh0) & m0)]
+                if n_k > 1:
+                    pj, e = mul_first(pj, tables[fld[1, 2] + ((f >> fld[1, 0]) & fld[1, 1])],
+                                      zero)
+                    ev_p += e
+                for k in range(2, n_k):
+                    pj, e = mul_next(pj, tables[fld[k, 2] + ((f >> fld[k, 0]) & fld[k, 1])],
+                                     zero)
+                    ev_p += e
+                if linear:
+                    t, e = mul_res(np.int64(np.uint64(f) & res_mask), LN2, zero)
+                    ev_res += e
+                    corr, e = add_one(ONE, t, zero)
+                    ev_corr += e
+                    pj, e = mul_corr(pj, corr, zero)
+                    ev_pc += e
+                p[j] = pj
+            for j in range(m):
+                i, sh = b0 + j, yi[j]
+                if sh < y_min:
+                    out[i] = 0
+                    continue
+                n_out += 1
+                if fast_shift and sh <= 64 and sh <= left_max + shift0:
+                    # p 2**y_i = round(p 2**-r) 2**l, one of r, l zero: branch-free, int64
+                    r = min(max(shift0 - sh, 0), right_max)
+                    a, e = Q.store_i64(_round_right(p[j], r) << max(sh - shift0, 0), rs, rw,
+                                       ovf)
+                    ev_out += e
+                    out[i] = a
+                    continue
+                a, a_s, a_f = p[j], p_s, p_f
+                while sh > 64:  # as in the run-time kernel
+                    a, e = _shift(a, a_s, a_f, 64, rs, rw, rf, rnd, ovf, zero)
+                    a_s, a_f = rs, rf
+                    ev_out += e
+                    n_out += 1
+                    sh -= 64
+                a, e = _shift(a, a_s, a_f, sh, rs, rw, rf, rnd, ovf, zero)
+                ev_out += e
+                out[i] = a
+        for col, v in ((EV_X, ev_x), (EV_Y, ev_y), (EV_PRODUCT, ev_p), (EV_RESIDUAL, ev_res),
+                       (EV_CORRECTION, ev_corr), (EV_PRODUCT_CORR, ev_pc), (EV_RESULT, ev_out),
+                       (N_RESULT, n_out)):
+            events[c, col] = v
+
+    @njit(parallel=True)
+    def parallel(xq, xv, fm, consts, tables, fields, seeds, out, events):
+        for c in prange(N_CHUNKS):
+            chunk(np.int64(c), xq, xv, tables, out, events)
+
+    @njit(nogil=True)
+    def serial(xq, xv, fm, consts, tables, fields, seeds, out, events):
+        for c in range(N_CHUNKS):
+            chunk(np.int64(c), xq, xv, tables, out, events)
+    return parallel, serial

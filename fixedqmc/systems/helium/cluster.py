@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from fixedqmc.numerics.vectorise import vectorised
 from fixedqmc.systems.helium import kernels as K
 from fixedqmc.systems.helium.constants import HBAR2_2M
 from fixedqmc.systems.helium.potentials import get_potential
-from fixedqmc.systems.helium.trial import (DEFAULT_PAIR_PARAMS, PairProductParams, dt2, d2t2,
+from fixedqmc.systems.helium.trial import (DEFAULT_PAIR_PARAMS, PairProductParams, dt2,
                                            pair_laplacian_term, t2)
 from fixedqmc.tables.evaluate import table_ranges
 from fixedqmc.tables.two_region import TwoRegionTable, build_table
@@ -283,9 +283,11 @@ class HeliumCluster:
                 for k in "abc"}
         w = (table.sigma - table.s_min, table.s_max - table.sigma)
         bits = (int(table.n1).bit_length() - 1, int(table.n_seg), int(table.n_bin).bit_length() - 1)
+        a = enc("a", coef["a"])
+        abc = np.zeros((a.size, 4), a.dtype)  # one row per bin: a, b, c, pad
+        abc[:, 0], abc[:, 1], abc[:, 2] = a, enc("b", coef["b"]), enc("c", coef["c"])
         return (enc("s", [table.s_min, table.sigma]), enc("inv", [1 / w[0], 1 / w[1]]),
-                enc("off", table.offset), enc("scale", table.scale),
-                enc("a", coef["a"]), enc("b", coef["b"]), enc("c", coef["c"]),
+                enc("off", table.offset), enc("scale", table.scale), abc,
                 *(np.int64(b) for b in bits))
 
     def profile(self, positions, *, step: int = 0) -> dict:

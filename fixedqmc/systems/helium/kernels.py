@@ -57,8 +57,9 @@ Evaluation, per walker (the kernel is parallel over walkers in the fixed chunks 
 
 Float kernels (``float64``/``float32``) may also be *analytic*: a compiled function of s
 instead of the table (see :mod:`fixedqmc.systems.helium.analytic`); a table source is a
-tuple ``(s_lo, inv, off, scale, a, b, c, n1_bits, n_seg, bin_bits)`` (made scalar by
-:func:`prepare` inside the kernel), an analytic one a tuple ``(function, coefficients)``
+tuple ``(s_lo, inv, off, scale, abc, n1_bits, n_seg, bin_bits)`` with the coefficients of
+bin k in row k of ``abc`` (shape (n_bins, 4): a, b, c and a pad, so that one bin's three
+coefficients share a cache line; made scalar by :func:`prepare` inside the kernel), an analytic one a tuple ``(function, coefficients)``
 with ``function(s, coefficients)``.
 """
 
@@ -131,10 +132,9 @@ def _prepare(src):
         return lambda src: src
 
     def impl(src):
-        s_lo, inv, off, scale, a, b, c, n1_bits, n_seg, bin_bits = src
+        s_lo, inv, off, scale, abc, n1_bits, n_seg, bin_bits = src
         return (s_lo[0], s_lo[1], inv[0], inv[1], off[0], off[1], scale[0], scale[1],
-                np.int64(a.ctypes.data), np.int64(b.ctypes.data), np.int64(c.ctypes.data),
-                n1_bits, n_seg, bin_bits)
+                np.int64(abc.ctypes.data), n1_bits, n_seg, bin_bits)
     return impl
 
 
@@ -144,7 +144,7 @@ def _make_lookup(base: int):
         base + k for k in range(N_TAB))
 
     def lookup(e, tab, s):
-        s_lo0, s_lo1, inv0, inv1, off0, off1, sc0, sc1, pa, pb, pc, n1_bits, n_seg, bin_bits = tab
+        s_lo0, s_lo1, inv0, inv1, off0, off1, sc0, sc1, p_abc, n1_bits, n_seg, bin_bits = tab
         r = not less(e, s, load(e, s_lo1, vs))  # region II
         t = mul(e, sub(e, s, load(e, s_lo1 if r else s_lo0, vs), vds),
                 load(e, inv1 if r else inv0, vinv), vt)
@@ -153,11 +153,11 @@ def _make_lookup(base: int):
             idx += np.int64(1) << n1_bits
         else:
             idx, u = uniform_bin(e, t, n1_bits, vu)
-        k = np.uint64(idx)
-        y = mul(e, u, load(e, _table_at(e, pc, k), vc), vuc)
-        y = add(e, load(e, _table_at(e, pb, k), vb), y, vbuc)
+        k = np.uint64(idx) << np.uint64(2)  # row idx of abc
+        y = mul(e, u, load(e, _table_at(e, p_abc, k + np.uint64(2)), vc), vuc)
+        y = add(e, load(e, _table_at(e, p_abc, k + np.uint64(1)), vb), y, vbuc)
         y = mul(e, u, y, vubuc)
-        y = add(e, load(e, _table_at(e, pa, k), va), y, vy)
+        y = add(e, load(e, _table_at(e, p_abc, k), va), y, vy)
         return add(e, mul(e, y, load(e, sc1 if r else sc0, vscale), vys),
                    load(e, off1 if r else off0, voff), vf)
 

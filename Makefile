@@ -27,6 +27,7 @@ test-slow: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/fixedqmc bench numerics
 	$(VENV)/bin/fixedqmc bench tables
+	$(VENV)/bin/fixedqmc bench lutexp
 	$(VENV)/bin/fixedqmc bench helium
 
 ## study: the full helium bit-width study (about half an hour on 2 cores)

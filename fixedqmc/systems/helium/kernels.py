@@ -47,8 +47,9 @@ Evaluation, per walker (the kernel is parallel over walkers in the fixed chunks 
 
 1. the *quiet pass* (:func:`_make_pair_sums`): all pairs for ln psi and V in quiet contexts
    (:func:`~fixedqmc.numerics.kernel.quiet`), a pair loop with no store whose sums are
-   reductions, so LLVM vectorises it (AVX-512 gathers for the table coefficients; compiled
-   under :func:`~fixedqmc.numerics.vectorise.vectorising_compile`);
+   reductions, so LLVM vectorises it (AVX-512; compiled under
+   :func:`~fixedqmc.numerics.vectorise.vectorising_compile`, whose target loads the table
+   coefficients lane by lane rather than by gathers);
 2. if any operation of the quiet pass overflowed (fixed point), or its int64 accumulators
    could not hold every pair, the *counting pass* (:func:`_walker`) recomputes ln psi and V
    with every overflow event counted per variable: the same operations, so the same values;

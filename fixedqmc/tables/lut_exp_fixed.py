@@ -80,6 +80,22 @@ def _shift(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits):
 
 
 @njit(nogil=True, inline="always")
+def _times_pow2(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits):
+    """Step 6: the word ``a`` times 2**n rounded into the result format, as
+    (word, events, operations): shifts beyond 64 are chained (``a 2**64`` is an integer,
+    so a chained step is exact and only the overflow mode acts), each an operation."""
+    events = ops = 0
+    while n > 64:
+        a, e = _shift(a, sa, fa, 64, so, wo, fo, rnd, ovf, rbits)
+        sa, fa = so, fo
+        events += e
+        ops += 1
+        n -= 64
+    a, e = _shift(a, sa, fa, n, so, wo, fo, rnd, ovf, rbits)
+    return a, events + e, ops + 1
+
+
+@njit(nogil=True, inline="always")
 def _add_one(one, t, ts, tw, tf, rnd, ovf, rbits):
     """``Q.add_raw(one, ts, tf, t, False, 64, ts, tw, tf, ...)``: 1 (the word ``one`` of the
     table format) plus the UQ0.64 word t, rounded once into the table format.  Fast path
@@ -179,17 +195,9 @@ def _lut_fixed_chunk(c, xq, xv, fm, consts, tables, fields, seeds, out, events):
                 out[b0 + j] = 0
                 continue
             rb = Q.random_bits(seeds[30], b0 + j, 0) if stochastic else _U0
-            a, a_s, a_f, sh = p[j], p_s, p_f, yi[j]
-            while sh > 64:  # p 2**64 is an integer: exact, only the overflow mode acts
-                a, e = _shift(a, a_s, a_f, 64, rs, rw, rf, rnd, ovf, rb)
-                a_s, a_f = rs, rf
-                ev_out += e
-                n_out += 1
-                sh -= 64
-            a, e = _shift(a, a_s, a_f, sh, rs, rw, rf, rnd, ovf, rb)
+            out[b0 + j], e, ops = _times_pow2(p[j], p_s, p_f, yi[j], rs, rw, rf, rnd, ovf, rb)
             ev_out += e
-            n_out += 1
-            out[b0 + j] = a
+            n_out += ops
     events[c, EV_X] = ev_x
     events[c, EV_Y] = ev_y
     events[c, EV_PRODUCT] = ev_p
@@ -360,25 +368,17 @@ def specialised_kernels(fm: tuple, consts: tuple, fields: tuple):
                 if sh < y_min:
                     out[i] = 0
                     continue
-                n_out += 1
                 if fast_shift and sh <= 64 and sh <= left_max + shift0:
                     # p 2**y_i = round(p 2**-r) 2**l, one of r, l zero: branch-free, int64
                     r = min(max(shift0 - sh, 0), right_max)
-                    a, e = Q.store_i64(_round_right(p[j], r) << max(sh - shift0, 0), rs, rw,
-                                       ovf)
-                    ev_out += e
-                    out[i] = a
-                    continue
-                a, a_s, a_f = p[j], p_s, p_f
-                while sh > 64:  # as in the run-time kernel
-                    a, e = _shift(a, a_s, a_f, 64, rs, rw, rf, rnd, ovf, zero)
-                    a_s, a_f = rs, rf
-                    ev_out += e
-                    n_out += 1
-                    sh -= 64
-                a, e = _shift(a, a_s, a_f, sh, rs, rw, rf, rnd, ovf, zero)
+                    out[i], e = Q.store_i64(_round_right(p[j], r) << max(sh - shift0, 0), rs,
+                                            rw, ovf)
+                    ops = 1
+                else:
+                    out[i], e, ops = _times_pow2(p[j], p_s, p_f, sh, rs, rw, rf, rnd, ovf,
+                                                 zero)
                 ev_out += e
-                out[i] = a
+                n_out += ops
         for col, v in ((EV_X, ev_x), (EV_Y, ev_y), (EV_PRODUCT, ev_p), (EV_RESIDUAL, ev_res),
                        (EV_CORRECTION, ev_corr), (EV_PRODUCT_CORR, ev_pc), (EV_RESULT, ev_out),
                        (N_RESULT, n_out)):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from functools import lru_cache
 
 _LOCK = threading.RLock()
 
@@ -32,24 +33,21 @@ def _codegen():
     return cpu_target.target_context.codegen()
 
 
-_NO_GATHER_TM = []
-
-
+@lru_cache(maxsize=1)
 def _no_gather_target_machine(cg):
-    """numba's target machine for the host, with ``+prefer-no-gather`` (made once), or None
-    if this numba's code generator does not expose what building it needs."""
-    if not _NO_GATHER_TM:
-        tm = None
-        if hasattr(cg, "_customize_tm_options") and hasattr(cg, "_tm"):
-            import llvmlite.binding as ll
-            from numba.core import config
-            options = dict(opt=config.OPT)
-            cg._customize_tm_options(options)
-            options["features"] = ",".join(f for f in (options.get("features", ""),
-                                                        "+prefer-no-gather") if f)
-            tm = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(**options)
-        _NO_GATHER_TM.append(tm)
-    return _NO_GATHER_TM[0]
+    """numba's target machine for the host with ``+prefer-no-gather`` (an x86 tuning), or
+    None off x86 or if this numba's code generator does not expose what building it needs."""
+    import llvmlite.binding as ll
+    from numba.core import config
+    triple = ll.get_process_triple()
+    if not (triple.startswith(("x86_64", "i686")) and hasattr(cg, "_customize_tm_options")
+            and hasattr(cg, "_tm")):
+        return None
+    options = dict(opt=config.OPT)
+    cg._customize_tm_options(options)
+    options["features"] = ",".join(f for f in (options.get("features", ""),
+                                                "+prefer-no-gather") if f)
+    return ll.Target.from_triple(triple).create_target_machine(**options)
 
 
 @contextmanager

@@ -34,6 +34,11 @@ plus the floor's last bit) or the stochastic compare, then clamped or wrapped in
 word.  On x86-64 a 64 x 64-bit product is one machine multiply; these loops stay scalar, but
 without a branch or the 192-bit path.
 
+``binary(..., vector=True)`` gives instead, for such results, the *two-limb* form: the
+same steps on (hi, lo) uint64 limbs, products from 32 x 32-bit partial products, carries
+from compares.  Slower as scalar code than one i128, but made only of operations vector
+units have, so a loop of them vectorises (the LUT exponential's specialised kernel).
+
 Results are bit-identical to the general operations (tests check both on the same operands).
 :func:`binary` and :func:`cast` return ``None`` for formats outside these bounds; the caller
 then uses the general operation.
@@ -47,6 +52,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics import wideint as W
 from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, STOCHASTIC, WRAP, ZERO
 
 _JIT = dict(nogil=True, inline="always")
@@ -223,14 +229,16 @@ def _i128_op(op: int, a: tuple, b: tuple, out: tuple):
     return op128
 
 
-def binary(op: int, a: tuple, b: tuple, out: tuple):
+def binary(op: int, a: tuple, b: tuple, out: tuple, vector: bool = False):
     """The narrow ``(ra, rb, rbits) -> (raw, event)`` of add (0), sub (1) or mul (2) for
     formats ``a``, ``b`` = (signed, word, frac) and ``out`` = (signed, word, frac, rounding,
-    overflow): the int64 form where the formats allow it, else the i128 form, else None
-    (see the module docstring)."""
+    overflow): the int64 form where the formats allow it, else the i128 form (``vector``:
+    the two-limb form, for loops meant to vectorise), else None (module docstring)."""
     fn = _binary64(op, a, b, out)
     if fn is not None:
         return fn
+    if vector:
+        return _two_limb_op(op, a, b, out)
     op128 = _i128_op(op, a, b, out)
     if op128 is None:
         return None
@@ -247,3 +255,125 @@ def cast(a: tuple, out: tuple):
     if op128 is None:
         return None
     return njit(lambda ra, rbits: op128(np.int64(ra), np.int64(0), rbits), **_JIT)
+
+
+# ------------------------------------------------------------- two-limb forms --
+def _limbs(v: int) -> tuple:
+    """A non-negative constant below 2**128 as (hi, lo) uint64 limbs."""
+    return np.uint64(v >> 64), np.uint64(v & ((1 << 64) - 1))
+
+
+@njit(**_JIT)
+def _add128(hi, lo, bhi, blo):
+    """(hi, lo) + (bhi, blo) mod 2**128, uint64 limbs, branch-free carry."""
+    s = lo + blo
+    return hi + bhi + np.uint64(s < lo), s
+
+
+def _shl128(s: int, signed: bool):
+    """``ra -> (hi, lo)``: the word ra (signed or not) times 2**s, 0 <= s < 128, as limbs."""
+    if s == 0:
+        if signed:
+            return njit(lambda ra: (np.uint64(ra >> 63), np.uint64(ra)), **_JIT)
+        return njit(lambda ra: (np.uint64(0), np.uint64(ra)), **_JIT)
+    if s < 64:
+        us, rs = np.uint64(s), np.int64(64 - s)
+        if signed:
+            return njit(lambda ra: (np.uint64(ra >> rs), np.uint64(ra) << us), **_JIT)
+        urs = np.uint64(64 - s)
+        return njit(lambda ra: (np.uint64(ra) >> urs, np.uint64(ra) << us), **_JIT)
+    us = np.uint64(s - 64)
+    return njit(lambda ra: (np.uint64(ra) << us, np.uint64(0)), **_JIT)
+
+
+def _two_limb_op(op: int, a: tuple, b: tuple, out: tuple):
+    """The two-limb form ``(ra, rb, rbits) -> (raw, event)`` of add, sub or mul: the i128
+    form's steps on (hi, lo) uint64 limbs with 32 x 32-bit partial products and
+    compare-carries, all of which vector units have, so loops of it can vectorise.  None
+    where the i128 form would be, or for a left shift (k < 0)."""
+    (sa, _, fa), (sb, _, fb) = a, b
+    so, wo, fo, rnd, ovf = out
+    if _i128_op(op, a, b, out) is None:
+        return None
+    u64_out = not so and wo == 64
+    if op == MUL:
+        g = fa + fb
+
+        def exact(ra, rb):
+            ua, ub = np.uint64(ra), np.uint64(rb)
+            lo, hi = W.mul_u64(ua, ub)
+            if sa:  # two's complement product from the unsigned one of the bit patterns
+                hi -= ub & np.uint64(ra >> 63)
+            if sb:
+                hi -= ua & np.uint64(rb >> 63)
+            return hi, lo
+    else:
+        g = max(fa, fb)
+        sha, shb = _shl128(g - fa, sa), _shl128(g - fb, sb)
+
+        def exact(ra, rb):
+            ah, al = sha(ra)
+            bh, bl = shb(rb)
+            if op == SUB:
+                bh, bl = _add128(~bh, ~bl, np.uint64(0), np.uint64(1))
+            return _add128(ah, al, bh, bl)
+    exact = njit(exact, **_JIT)
+    k = g - fo
+    if k < 0:
+        return None
+    u0, u1 = np.uint64(0), np.uint64(1)
+    half = 1 << (k - 1) if k else 0
+    half_h, half_l = _limbs(half)
+    hm1_h, hm1_l = _limbs(max(half - 1, 0))
+    mask_h, mask_l = _limbs((1 << k) - 1)
+    bit_in_lo, bit_shift = k < 64, np.uint64(k % 64)
+    sk, sk_c = np.uint64(k % 64), np.uint64((64 - k) % 64)
+    sk_h = np.int64(k - 64) if k >= 64 else np.int64(0)
+    i_min, i_max = np.int64(-2**63), np.int64(2**63 - 1)
+
+    def impl(ra, rb, rbits):
+        hi, lo = exact(ra, rb)
+        up = u0
+        if k > 0:
+            if rnd == STOCHASTIC:  # the top 64 bits of the dropped fraction against rbits
+                if k < 64:
+                    t64 = lo << sk_c
+                elif k == 64:
+                    t64 = lo
+                else:
+                    t64 = (hi << np.uint64(128 - k)) | (lo >> np.uint64(k - 64))
+                up = np.uint64(rbits < t64)
+            elif rnd == ZERO:
+                negm = np.uint64(np.int64(hi) >> 63)  # all ones if negative
+                hi, lo = _add128(hi, lo, mask_h & negm, mask_l & negm)
+            elif rnd == HALF_UP:
+                hi, lo = _add128(hi, lo, half_h, half_l)
+            elif rnd == HALF_AWAY:
+                pos = np.uint64(np.int64(hi) >= 0)
+                hi, lo = _add128(hi, lo, hm1_h, hm1_l)
+                hi, lo = _add128(hi, lo, u0, pos)
+            elif rnd == HALF_EVEN:
+                bit = ((lo if bit_in_lo else hi) >> bit_shift) & u1
+                hi, lo = _add128(hi, lo, hm1_h, hm1_l)
+                hi, lo = _add128(hi, lo, u0, bit)
+        if k == 0:
+            n_lo, n_hi = lo, np.int64(hi)
+        elif k < 64:
+            n_lo = (lo >> sk) | (hi << sk_c)
+            n_hi = np.int64(hi) >> np.int64(k)
+        else:
+            n_lo = np.uint64(np.int64(hi) >> sk_h)
+            n_hi = np.int64(hi) >> np.int64(63)
+        n_hi += np.int64(n_lo + up < n_lo)  # the stochastic increment's carry
+        n = np.int64(n_lo + up)
+        if u64_out:  # an unsigned 64-bit word holds n iff the high limb is 0
+            fits = n_hi == 0
+            if ovf != WRAP:
+                n = n if fits else (np.int64(0) if n_hi < 0 else np.int64(-1))
+            return n, np.int64(not fits)
+        fits = n_hi == (n >> np.int64(63))
+        if ovf != WRAP:
+            n = n if fits else (i_min if n_hi < 0 else i_max)
+        r, ev = Q.store_i64(n, so, wo, ovf)
+        return r, ev | np.int64(not fits)
+    return njit(impl, **_JIT)

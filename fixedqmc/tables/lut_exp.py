@@ -38,7 +38,9 @@ Three precisions (:meth:`LutExp.evaluate`)
     (:mod:`fixedqmc.tables.lut_exp_fixed`), with the exact operations of :mod:`fixedqmc.numerics.quantize`.
 
 Both are compiled once for all configurations (tables, formats and modes are run-time
-arguments); results never depend on the number of threads.  Rates of ``fixedqmc bench
+arguments); fixed evaluations of 2**18 elements or more use a kernel built for their spec
+instead, vectorised and bit-identical (:mod:`fixedqmc.tables.lut_exp_fixed`).  Results
+never depend on the number of threads.  Rates of ``fixedqmc bench
 lutexp``: ``docs/benchmarks.md``.
 
 Underflow and overflow
@@ -111,6 +113,7 @@ from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.overflow import OverflowLog, default_log
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.numerics.vectorise import vectorised
 from fixedqmc.tables import lut_exp_fixed as LF
 
 __all__ = [
@@ -674,7 +677,7 @@ class LutExp:
         parallel, serial = LF.kernels(fm, consts, fields, n)
         kernel = parallel if n >= LF.PARALLEL_MIN_SIZE else serial
         args = (xr, xv, fm, consts, words, fields, seeds, out, events)
-        return (lambda: kernel(*args)), out, events
+        return (lambda: vectorised(kernel, *args)(*args)), out, events
 
     def _record_fixed(self, counts, n: int, r: _Resolved, log: OverflowLog,
                       converted: bool = False) -> None:

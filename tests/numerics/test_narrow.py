@@ -45,6 +45,23 @@ def test_narrow_binary_equals_the_general_operation(op, fa, fb, fo, rnd, ovf, da
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(op=st.sampled_from(sorted(GENERAL)), fa=qformats(min_word=30), fb=qformats(min_word=30),
+       fo=qformats(), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
+       data=st.data(), rbits=st.integers(0, 2**64 - 1))
+def test_two_limb_forms_equal_the_general_operation(op, fa, fb, fo, rnd, ovf, data, rbits):
+    """The (hi, lo) uint64 forms that vectorising kernels use instead of i128."""
+    out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))
+    fn = narrow._two_limb_op(op, _spec(fa), _spec(fb), out)
+    assume(fn is not None)
+    for _ in range(20):
+        ra, rb = data.draw(raw_words(fa)), data.draw(raw_words(fb))
+        got = fn(_word(ra), _word(rb), np.uint64(rbits))
+        want = GENERAL[op](_word(ra), fa.signed, fa.frac_bits, _word(rb), fb.signed,
+                           fb.frac_bits, *out[:3], out[3], out[4], np.uint64(rbits))
+        assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(fa=qformats(), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
 def test_narrow_cast_equals_the_general_cast(fa, fo, rnd, ovf, data, rbits):

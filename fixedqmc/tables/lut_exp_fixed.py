@@ -360,7 +360,8 @@ def specialised_kernels(fm: tuple, consts: tuple, fields: tuple):
     right_max, left_max = e_p + 2, 62 - e_p
     fast_shift = e_p <= 60
     _round_right = _variable_round_shift(rnd)
-    L, LN2, ONE = np.int64(np.uint64(log2e)), np.int64(np.uint64(ln2)), np.int64(one)
+    # the constants as int64 words (an unsigned word >= 2**63 by its bit pattern)
+    L, LN2, ONE = (np.int64(v - (1 << 64) if v >> 63 else v) for v in (log2e, ln2, one))
     frac_mask = np.uint64((1 << yf) - 1)
     res_mask = np.uint64((1 << (yf - n_bits)) - 1)
     fld = np.array(fields, np.int64)

@@ -36,3 +36,14 @@ def fixed_operands(draw, n_min=1, n_max=8, **fmt_kwargs):
     fmt = draw(qformats(**fmt_kwargs))
     words = draw(st.lists(raw_words(fmt), min_size=n_min, max_size=n_max))
     return fmt, words
+
+
+@st.composite
+def qformats_scaled(draw, max_word=64, signed=None):
+    """Any valid format including negative integer bits (frac above the word's magnitude
+    bits, e.g. UQ-10.26): word 1..max_word bits, frac 0..64, biased to the edges."""
+    s = draw(st.booleans()) if signed is None else signed
+    lo = 2 if s else 1
+    word = draw(st.one_of(st.integers(lo, max_word), st.sampled_from([lo, max_word])))
+    frac = draw(st.one_of(st.integers(0, 64), st.sampled_from([0, word - int(s), 64])))
+    return QFormat(s, word - int(s) - frac, frac)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from fixedqmc.errors import FixedQMCError, FormatError, PrecisionSpecError
 from fixedqmc.numerics.modes import overflow_code, rounding_code
-from fixedqmc.numerics.qformat import MAX_WORD_BITS, QFormat
+from fixedqmc.numerics.qformat import MAX_FRAC_BITS, MAX_WORD_BITS, QFormat
 
 _TARGET_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
@@ -171,20 +171,25 @@ def parse_precision(spec: "str | PrecisionPolicy") -> PrecisionPolicy:
 
 
 def int_bits_for(lo: float, hi: float, signed: bool) -> int:
-    """Integer bits (sign not counted) so that [lo, hi] fits: max |x| < 2**int_bits."""
+    """Integer bits (sign not counted) so that [lo, hi] fits: max |x| < 2**int_bits.
+
+    Negative for ranges below 1/2 (max |x| < 2**-10 needs -10); 0 for the range [0, 0]."""
     m = max(abs(lo), abs(hi))
     if not math.isfinite(m):
         raise FixedQMCError(f"range [{lo}, {hi}] is not finite; cannot size a fixed format")
-    if m < 1.0:
+    if m == 0.0:
         return 0
-    return math.floor(math.log2(m)) + 1
+    return math.frexp(m)[1]  # m = f 2**E, 1/2 <= f < 1: exactly 2**(E-1) <= m < 2**E
 
 
 def format_for_range(lo: float, hi: float, word_bits: int, name: str = "variable") -> QFormat:
     """The format of ``word_bits`` bits with the fewest integer bits that holds [lo, hi]
-    (unsigned if lo >= 0), so all remaining bits are fractional."""
+    (unsigned if lo >= 0), so all remaining bits are fractional.
+
+    A range below 1/2 gets negative integer bits (``format_for_range(0, 2**-10 - 2**-30, 16)``
+    is ``UQ-10.26``), down to the 64 fractional bits a format may have."""
     signed = bool(lo < 0)
-    ib = int_bits_for(lo, hi, signed)
+    ib = max(int_bits_for(lo, hi, signed), word_bits - int(signed) - MAX_FRAC_BITS)
     if ib + int(signed) > word_bits:
         raise FormatError(
             f"{name}: range [{lo:g}, {hi:g}] needs {ib + int(signed)} integer/sign bits, more "

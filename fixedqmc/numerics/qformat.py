@@ -5,6 +5,12 @@ holds ``sign + I + F`` bits (at most 64): ``Q1.36`` is signed with one integer b
 counting the sign and 36 fractional bits, a 38-bit word (the seed 001 paper's widest
 format); ``UQ8.24`` is an unsigned 32-bit word.  fxpmath-style strings ``fxp-s38/36``
 (signed, 38-bit word, 36 fractional bits) and ``fxp-u32/24`` are accepted too.
+
+Values far below 1 (Gaussian tails, reciprocal-space terms) take *negative* integer bits:
+the word's leading bits are then below the binary point, ``UQ-10.26`` (``fxp-u16/26``) is a
+16-bit unsigned word with 26 fractional bits, range [0, 2**-10 - 2**-26].  A format has at
+most 64 fractional bits (so ``frac - word <= 64 - word``), which keeps every exact
+intermediate of the operations within the 192-bit core.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from dataclasses import dataclass
 from fixedqmc.errors import FormatError
 
 MAX_WORD_BITS = 64
+#: Most fractional bits of a format (also with negative integer bits).
+MAX_FRAC_BITS = 64
 
-_Q_RE = re.compile(r"^(U?)Q(\d+)\.(\d+)$")
+_Q_RE = re.compile(r"^(U?)Q(-?\d+)\.(\d+)$")
 _FXP_RE = re.compile(r"^fxp-([su])(\d+)/(\d+)$")
 
 
@@ -29,9 +37,10 @@ class QFormat:
     signed : bool
         Two's-complement signed word if True, unsigned otherwise.
     int_bits : int
-        Integer bits, not counting the sign bit (>= 0).
+        Integer bits, not counting the sign bit; negative for a word whose most significant
+        bit lies below the binary point (``UQ-10.26``: values below 2**-10).
     frac_bits : int
-        Fractional bits (>= 0).
+        Fractional bits (0 to 64).
     """
 
     signed: bool
@@ -43,8 +52,8 @@ class QFormat:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise FormatError(f"{name} must be an integer, got {value!r}")
-            if value < 0:
-                raise FormatError(f"{name} must be >= 0, got {value}")
+        if not 0 <= self.frac_bits <= MAX_FRAC_BITS:
+            raise FormatError(f"frac_bits must be >= 0 and at most {MAX_FRAC_BITS}, got {self.frac_bits}")
         if not isinstance(self.signed, bool):
             raise FormatError(f"signed must be True or False, got {self.signed!r}")
         if self.word_bits > MAX_WORD_BITS:
@@ -52,13 +61,14 @@ class QFormat:
                 f"word of {self}: sign {int(self.signed)} + int {self.int_bits} + frac "
                 f"{self.frac_bits} = {self.word_bits} bits; at most {MAX_WORD_BITS} allowed"
             )
-        if self.word_bits == 0:
-            raise FormatError("a format needs at least one bit (got UQ0.0)")
+        if self.word_bits < 1:
+            raise FormatError(f"a format needs at least one bit (got {self}: sign "
+                              f"{int(self.signed)} + int {self.int_bits} + frac {self.frac_bits})")
 
     # -- construction -------------------------------------------------------------------
     @classmethod
     def parse(cls, text: "str | QFormat") -> "QFormat":
-        """Parse ``Q1.36``, ``UQ8.24``, ``fxp-s38/36`` or ``fxp-u32/24``."""
+        """Parse ``Q1.36``, ``UQ8.24``, ``UQ-10.26``, ``fxp-s38/36`` or ``fxp-u16/26``."""
         if isinstance(text, QFormat):
             return text
         if not isinstance(text, str):
@@ -71,21 +81,20 @@ class QFormat:
         if m:
             signed = m.group(1) == "s"
             word, frac = int(m.group(2)), int(m.group(3))
-            ib = word - frac - int(signed)
-            if ib < 0:
-                raise FormatError(
-                    f"format {text!r}: {frac} fractional bits do not fit a {word}-bit "
-                    f"{'signed' if signed else 'unsigned'} word (need frac <= {word - int(signed)})"
-                )
-            return cls(signed, ib, frac)
+            if word < 1 or (signed and word < 2):
+                raise FormatError(f"format {text!r}: a {'signed' if signed else 'unsigned'} "
+                                  f"word needs at least {1 + int(signed)} bit(s)")
+            return cls(signed, word - frac - int(signed), frac)
         raise FormatError(
             f"malformed format {text!r}; allowed forms: 'Q<int>.<frac>' (signed, e.g. Q1.36), "
-            "'UQ<int>.<frac>' (unsigned, e.g. UQ8.24), 'fxp-s<word>/<frac>', 'fxp-u<word>/<frac>'"
+            "'UQ<int>.<frac>' (unsigned, e.g. UQ8.24; int may be negative, e.g. UQ-10.26), "
+            "'fxp-s<word>/<frac>', 'fxp-u<word>/<frac>'"
         )
 
     @classmethod
     def from_word(cls, word_bits: int, int_bits: int, signed: bool = True) -> "QFormat":
-        """Format with a given word width and integer bits; the rest are fractional."""
+        """Format with a given word width and integer bits (negative: the word lies below
+        2**int_bits); the rest are fractional."""
         frac = word_bits - int_bits - int(signed)
         if frac < 0:
             raise FormatError(

@@ -32,8 +32,9 @@ def test_round_trip_both_notations(f):
 
 
 @pytest.mark.parametrize("text, match", [
-    ("Q1", "malformed format 'Q1'"), ("Q-1.3", "malformed"), ("Q1.64", "= 66 bits; at most 64"),
-    ("UQ40.40", "80 bits"), ("fxp-s8/9", "9 fractional bits do not fit a 8-bit signed word"),
+    ("Q1", "malformed format 'Q1'"), ("Q-4.3", "at least one bit"), ("Q1.64", "= 66 bits; at most 64"),
+    ("UQ40.40", "80 bits"), ("UQ-10.65", "frac_bits must be >= 0 and at most 64"),
+    ("fxp-s1/0", "signed word needs at least 2 bit"), ("Q1.-3", "malformed"),
     ("float", "allowed forms"), ("fxp-x8/2", "malformed"),
 ])
 def test_bad_formats_name_the_problem(text, match):
@@ -42,8 +43,10 @@ def test_bad_formats_name_the_problem(text, match):
 
 
 def test_bad_constructor_arguments():
-    with pytest.raises(FormatError, match="int_bits must be >= 0"):
-        QFormat(True, -1, 3)
+    with pytest.raises(FormatError, match="at least one bit"):
+        QFormat(True, -4, 3)
+    with pytest.raises(FormatError, match="frac_bits must be >= 0 and at most 64"):
+        QFormat(False, -1, -1)
     with pytest.raises(FormatError, match="at least one bit"):
         QFormat(False, 0, 0)
     with pytest.raises(ValueError):

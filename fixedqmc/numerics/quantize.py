@@ -102,22 +102,30 @@ def store(n, signed, word, ovf):
 
 
 @njit(**_JIT)
+def round_wide(x, k, rnd, rbits, sticky):
+    """``x * 2**-k`` rounded to an integer (1 <= k < 192), as a wide integer.
+
+    ``sticky``: the exact value lies strictly above ``x`` (by less than one unit of x), i.e.
+    x is the floor of a longer exact value at its scale (division, square root); only with
+    ``k >= 64``, so that the top 64 bits of the dropped fraction are bits of x."""
+    n = W.sar(x, k)
+    if k >= 64:
+        hi = W.sar(x, k - 64)
+        t64 = hi[0]
+        rest = sticky or W.compare(W.shl(hi, k - 64), x) != 0
+    else:
+        t64 = x[0] << np.uint64(64 - k)
+        rest = False
+    if round_up(rnd, W.is_negative(n), (n[0] & W.U1) != W.U0, t64, rest, rbits):
+        n = W.add(n, (W.U1, W.U0, W.U0))
+    return n
+
+
+@njit(**_JIT)
 def finish(x, g, signed, word, frac, rnd, ovf, rbits):
     """Round the exact value ``x * 2**-g`` to ``frac`` fractional bits and fit it to the word."""
     if g > frac:
-        k = g - frac
-        n = W.sar(x, k)
-        if k >= 64:
-            hi = W.sar(x, k - 64)
-            t64 = hi[0]
-            rest = W.compare(W.shl(hi, k - 64), x) != 0
-        else:
-            t64 = x[0] << np.uint64(64 - k)
-            rest = False
-        n_neg = W.is_negative(n)
-        n_odd = (n[0] & W.U1) != W.U0
-        if round_up(rnd, n_neg, n_odd, t64, rest, rbits):
-            n = W.add(n, (W.U1, W.U0, W.U0))
+        n = round_wide(x, g - frac, rnd, rbits, False)
     elif g < frac:
         k = frac - g  # 1..64: every caller passes g >= 0 and frac <= 64
         if not W.fits_signed(x, 66):

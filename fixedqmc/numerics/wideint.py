@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
 U0 = np.uint64(0)
@@ -207,3 +208,120 @@ def compare(a, b):
     if is_zero(d):
         return 0
     return 1
+
+
+@njit(**_JIT)
+def sub(a, b):
+    return add(a, neg(b))
+
+
+@njit(**_JIT)
+def divlu(u1, u0, v):
+    """(q, r) of the 128-bit ``u1 2**64 + u0`` divided by ``v`` (uint64 values, u1 < v, so q
+    fits 64 bits): long division in 32-bit digits after normalising v (Hacker's Delight,
+    ``divlu``); every step is exact uint64 arithmetic."""
+    b = np.uint64(1) << U32
+    s = np.uint64(leading_zeros(v))
+    v = v << s
+    vn1, vn0 = v >> U32, v & M32
+    un32 = (u1 << s) | ((u0 >> (U64 - s)) if s != U0 else U0)
+    un10 = u0 << s
+    un1, un0 = un10 >> U32, un10 & M32
+    q1 = un32 // vn1
+    rhat = un32 - q1 * vn1
+    while q1 >= b or q1 * vn0 > b * rhat + un1:
+        q1 -= U1
+        rhat += vn1
+        if rhat >= b:
+            break
+    un21 = un32 * b + un1 - q1 * v
+    q0 = un21 // vn1
+    rhat = un21 - q0 * vn1
+    while q0 >= b or q0 * vn0 > b * rhat + un0:
+        q0 -= U1
+        rhat += vn1
+        if rhat >= b:
+            break
+    return q1 * b + q0, (un21 * b + un0 - q0 * v) >> s
+
+
+@njit(**_JIT)
+def _push(q, lost, limb):
+    """Shift the quotient register q (3 limbs) up by one limb, ``limb`` entering at the
+    bottom; ``lost`` records whether a nonzero limb (or a set sign bit) left it."""
+    lost = lost or q[2] != U0
+    return (limb, q[0], q[1]), lost
+
+
+@njit(**_JIT)
+def div_shifted(a, t, d):
+    """floor(a 2**t / d) for uint64 a, d (d > 0) and 0 <= t <= 192, by long division over
+    64-bit limbs: (low 192 bits of the quotient, remainder != 0, whether the quotient needs
+    more than 191 bits).  The dividend ``a 2**t`` is streamed limb by limb, most significant
+    first, so it may be wider than 192 bits."""
+    m = t // 64
+    u = np.uint64(t - 64 * m)
+    hi = (a >> (U64 - u)) if u != U0 else U0
+    lo = a << u
+    q = (U0, U0, U0)
+    lost = False
+    r = U0
+    for i in range(m + 2):
+        limb = hi if i == 0 else (lo if i == 1 else U0)
+        qi, r = divlu(r, limb, d)
+        q, lost = _push(q, lost, qi)
+    lost = lost or (q[2] >> np.uint64(63)) != U0
+    return q, r != U0, lost
+
+
+@njit(**_JIT)
+def _sqrt_limb(root, rem, limb):
+    """32 steps of the digit-by-digit square root: the radicand's next 64 bits ``limb``
+    (two bits a step) enter the remainder; root and remainder stay below 2**161 for the
+    radicands of the fixed-point square roots (below 2**320)."""
+    for j in range(32):
+        pair = (limb >> np.uint64(62 - 2 * j)) & np.uint64(3)
+        rem = shl(rem, 2)
+        rem = (rem[0] | pair, rem[1], rem[2])
+        trial = shl(root, 2)
+        trial = (trial[0] | U1, trial[1], trial[2])
+        root = shl(root, 1)
+        if compare(rem, trial) >= 0:
+            rem = sub(rem, trial)
+            root = (root[0] | U1, root[1], root[2])
+    return root, rem
+
+
+@njit(**_JIT)
+def isqrt_shifted(a, e):
+    """(floor(sqrt(a 2**e)), whether the root is inexact) for uint64 a and 0 <= e <= 256
+    (radicand below 2**320, root below 2**160)."""
+    m = e // 64
+    u = np.uint64(e - 64 * m)
+    hi = (a >> (U64 - u)) if u != U0 else U0
+    lo = a << u
+    root = (U0, U0, U0)
+    rem = (U0, U0, U0)
+    for i in range(m + 2):
+        limb = hi if i == 0 else (lo if i == 1 else U0)
+        if limb != U0 or not is_zero(root):
+            root, rem = _sqrt_limb(root, rem, limb)
+    return root, not is_zero(rem)
+
+
+@njit(**_JIT)
+def irsqrt_shifted(a, e):
+    """(floor(sqrt(2**e / a)), whether inexact) for uint64 a > 0 and 0 <= e <= 320: the
+    limbs of floor(2**e / a) (long division, streamed) feed the digit-by-digit root, since
+    floor(sqrt(floor(y))) = floor(sqrt(y)); exact only if both steps are."""
+    m = e // 64
+    u = np.uint64(e - 64 * m)
+    root = (U0, U0, U0)
+    rem = (U0, U0, U0)
+    r = U0
+    for i in range(m + 1):
+        limb = (U1 << u) if i == 0 else U0
+        qi, r = divlu(r, limb, a)
+        if qi != U0 or not is_zero(root):
+            root, rem = _sqrt_limb(root, rem, qi)
+    return root, r != U0 or not is_zero(rem)

@@ -69,3 +69,104 @@ def quantize(x: Fraction, fmt: QFormat, rounding: str, overflow: str, rbits: int
     if n > (1 << 63) - 1:  # unsigned 64-bit word stored as its bit pattern
         n -= 1 << 64
     return n, over
+
+
+# ------------------------------------------------ kernel operations (kernel_ops) --
+from math import isqrt  # noqa: E402
+
+
+def limit(fmt: QFormat, positive: bool):
+    """(raw, True): the format's max (positive) or min, as division by zero gives."""
+    return quantize(Fraction(1 << 200) * (1 if positive else -1), fmt, "floor", "saturate")[0], True
+
+
+def sticky(n: int, inexact: bool, scale_bits: int = 64) -> Fraction:
+    """An irrational-or-exact value known as its floor n 2**-scale_bits plus, if inexact, a
+    positive amount below 2**-scale_bits: represented by adding a quarter unit, which keeps
+    the floor, the top bits of the fraction and tie decisions of every rounding mode."""
+    return Fraction(n, 1 << scale_bits) + (Fraction(1, 1 << (scale_bits + 2)) if inexact else 0)
+
+
+def div(x: Fraction, y: Fraction, fmt, rounding, overflow, rbits=0):
+    if y == 0:
+        return limit(fmt, x >= 0)
+    return quantize(x / y, fmt, rounding, overflow, rbits)
+
+
+def sqrt(x: Fraction, fmt, rounding, overflow, rbits=0):
+    """sqrt(x) rounded once: floor(sqrt(x) 2**(F + 64)) by an integer square root."""
+    if x < 0:
+        return 0, True
+    m = x * (1 << (2 * fmt.frac_bits + 128))
+    n = isqrt(m.numerator // m.denominator)
+    v = sticky(n, n * n != m) * Fraction(1, 1 << fmt.frac_bits)
+    return quantize(v, fmt, rounding, overflow, rbits)
+
+
+def rsqrt(x: Fraction, fmt, rounding, overflow, rbits=0):
+    if x < 0:
+        return 0, True
+    if x == 0:
+        return limit(fmt, True)
+    m = Fraction(1 << (2 * fmt.frac_bits + 128)) / x
+    n = isqrt(m.numerator // m.denominator)
+    v = sticky(n, n * n != m) * Fraction(1, 1 << fmt.frac_bits)
+    return quantize(v, fmt, rounding, overflow, rbits)
+
+
+def to_int(x: Fraction, mode: str, fmt, rounding, overflow, rbits=0):
+    """x rounded to an integer with ``mode``, then stored (exact if it fits)."""
+    return quantize(Fraction(round_to_int(x, mode, rbits)), fmt, rounding, overflow, rbits)
+
+
+def _nearest_even(x: Fraction) -> int:
+    return round_to_int(x, "half_even")
+
+
+def lut_exp(x: Fraction, tables, log2e: int, ln2: int, fmt, rounding, overflow, rbits=0):
+    """The kernel exponential's data path (fixedqmc.numerics.transcendental) on Python
+    integers: y = x L exact (L = log2e 2**-63), y_i = floor(y), the fraction truncated to 64
+    bits, three table entries (UQ1.62) multiplied with rounding to nearest even, the
+    correction 1 + r ln2, then p 2**y_i rounded once into fmt."""
+    y = x * Fraction(log2e, 1 << 63)
+    yi = floor(y)
+    f = floor((y - yi) * (1 << 64))
+    yi = max(min(yi, 3000), -3000)  # (the compiled path clamps at 400: the same results)
+    t0, t1, t2 = tables
+    p = t0[f >> 52]
+    for t in (t1[(f >> 41) & 0x7FF], t2[(f >> 30) & 0x7FF]):
+        p = _nearest_even(Fraction(p * t, 1 << 62))
+    c = (1 << 62) + _nearest_even(Fraction((f & 0x3FFFFFFF) * ln2, 1 << 66))
+    p = _nearest_even(Fraction(p * c, 1 << 62))
+    return quantize(Fraction(p, 1 << 62) * Fraction(2) ** yi, fmt, rounding, overflow, rbits)
+
+
+def cos_turn64(t: int, sin_table, two_pi_60: int, fmt, rounding, overflow, rbits=0):
+    """The kernel cosine of the 64-bit turn t (fixedqmc.numerics.transcendental) on Python
+    integers: quarter-wave table entry, sin d and cos d by their polynomials (products
+    rounded half up at 2**-62), the angle-addition sum exact, rounded once into fmt."""
+    t &= MASK64
+    m = lambda a, b: (a * b + (1 << 61)) >> 62  # noqa: E731
+    dr = lambda a, k: (a + k // 2) // k  # noqa: E731
+    one = 1 << 62
+    q, r = t >> 62, t & ((1 << 62) - 1)
+    j = r >> 52
+    d = m(r & ((1 << 52) - 1), two_pi_60)
+    d2 = m(d, d)
+    sin_d = m(d, one - dr(m(d2, one - dr(d2, 20)), 6))
+    cos_d = one - dr(m(d2, one - dr(d2, 12)), 2)
+    s, c = sin_table[j], sin_table[1024 - j]
+    v = c * cos_d - s * sin_d if q in (0, 2) else s * cos_d + c * sin_d
+    if q in (1, 2):
+        v = -v
+    return quantize(Fraction(v, 1 << 124), fmt, rounding, overflow, rbits)
+
+
+def turn_of(x: Fraction) -> int:
+    """x mod 1 as a 64-bit turn (exact for at most 64 fractional bits)."""
+    return floor((x - floor(x)) * (1 << 64))
+
+
+def radians_turn(x: Fraction, inv_2pi: int) -> int:
+    """floor(x I 2**64) mod 2**64 with I = inv_2pi 2**-66 (the radian forms' turn)."""
+    return floor(x * Fraction(inv_2pi, 1 << 66) * (1 << 64)) & MASK64

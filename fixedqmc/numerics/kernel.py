@@ -13,6 +13,9 @@ type, and each operation specialises on it at compile time:
   overflow-handled into the format of its output variable, with overflow events counted per
   variable.
 
+Division, square roots, the exponential, cosine and sine, rounding to integers, abs,
+min/max and select are in :mod:`fixedqmc.numerics.kernel_ops`, used the same way.
+
 So there are never three hand-written copies.  Each intermediate has a named
 :class:`Variable` (with a declared range) so that a precision policy can give it a format
 and a run can report where a format was too narrow.

@@ -1,0 +1,227 @@
+"""More generic kernel operations: division, roots, rounding to integers, abs, min/max,
+select, and the exponential, cosine and sine.
+
+Used inside ``@njit`` kernels exactly like :func:`~fixedqmc.numerics.kernel.add`: the first
+argument is the element context ``e`` and the last, for an operation producing a value, the
+output variable id ``v`` (a compile-time integer).  One kernel source serves every context:
+
+* float64 / float32: the plain float operation in the context's type (IEEE division, so
+  ``x / 0`` is inf or nan; ``rsqrt`` is ``1 / sqrt(x)``, two roundings; ``round_int`` is
+  ``rint``, ties to even; ``cos_turns(x)`` is ``cos(2 pi (x - rint(x)))``);
+* fixed, formats compiled in or read at run time (bit-identical), quiet or counting: the
+  exact operation of :mod:`fixedqmc.numerics.exact_ops` (correctly rounded once into v's
+  format with v's rounding and overflow modes) or the table methods of
+  :mod:`fixedqmc.numerics.transcendental` (stated error bounds);
+* run-time formats with float64 (or profiled) variables: the float64 operation, rounded into
+  v's format if v is fixed (and recorded if v is profiled).
+
+Semantics, special cases and bounds: ``docs/kernel_operations.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic, overload
+
+from fixedqmc.numerics import exact_ops as X
+from fixedqmc.numerics import transcendental as T
+from fixedqmc.numerics.kernel import (_count, _emit, _flag_of, _fmt, _is_fixed, _is_runtime,
+                                      _random, _rbits, _rt_float_to, _rt_value, _stub, _var)
+from fixedqmc.numerics.modes import STOCHASTIC
+
+__all__ = ["div", "recip", "sqrt", "rsqrt", "exp", "cos_turns", "sin_turns", "cos", "sin",
+           "floor", "round_int", "abs_", "minimum", "maximum", "select"]
+
+
+@intrinsic
+def _fdiv(typingctx, x, y):
+    """IEEE x / y (numba's ``/`` raises on a zero divisor under its default error model)."""
+    def codegen(context, builder, signature, args):
+        return builder.fdiv(args[0], args[1])
+    return x(x, y), codegen
+
+
+_TWO_PI = 2.0 * np.pi
+
+
+def _turns(f):
+    """f(2 pi t) of an argument x in turns, t = x - rint(x) in [-1/2, 1/2] (exact)."""
+    def maker(dt):
+        two_pi = dt(_TWO_PI)
+        return lambda x: f(two_pi * (x - np.rint(x)))
+    return maker
+
+
+# name -> (exact or table fixed-point operation, float operation maker: dtype -> f(x))
+_UNARY = {
+    "recip": (X.recip_raw, lambda dt: lambda x: _fdiv(dt(1.0), x)),
+    "sqrt": (X.sqrt_raw, lambda dt: lambda x: np.sqrt(x)),
+    "rsqrt": (X.rsqrt_raw, lambda dt: lambda x: _fdiv(dt(1.0), np.sqrt(x))),
+    "floor": (X.floor_raw, lambda dt: lambda x: np.floor(x)),
+    "round_int": (X.round_int_raw, lambda dt: lambda x: np.rint(x)),
+    "abs_": (X.abs_raw, lambda dt: lambda x: abs(x)),
+    "exp": (T.exp_raw, lambda dt: lambda x: np.exp(x)),
+    "cos_turns": (T.cos_turns_raw, _turns(np.cos)),
+    "sin_turns": (T.sin_turns_raw, _turns(np.sin)),
+    "cos": (T.cos_raw, lambda dt: lambda x: np.cos(x)),
+    "sin": (T.sin_raw, lambda dt: lambda x: np.sin(x)),
+}
+_BINARY = {
+    "div": (X.div_raw, lambda dt: lambda x, y: _fdiv(x, y)),
+    "minimum": (X.min_raw, lambda dt: lambda x, y: min(x, y)),
+    "maximum": (X.max_raw, lambda dt: lambda x, y: max(x, y)),
+}
+_F64_UNARY = tuple(njit(m(np.float64), nogil=True) for _, m in _UNARY.values())
+_F64_BINARY = tuple(njit(m(np.float64), nogil=True) for _, m in _BINARY.values())
+
+
+def _dispatch(fns, n_args):
+    """One compiled function calling ``fns[op](*args)`` for a run-time opcode (an if-chain:
+    numba cannot index a tuple of functions at run time)."""
+    args = ", ".join(f"a{i}" for i in range(n_args))
+    lines = [f"def call(op, {args}):"]
+    for i in range(len(fns)):
+        lines.append(f"    {'if' if i == 0 else 'elif'} op == {i}:")
+        lines.append(f"        return f{i}({args})")
+    lines.append(f"    return f0({args})")
+    scope = {f"f{i}": f for i, f in enumerate(fns)}
+    exec("\n".join(lines), scope)
+    return njit(scope["call"], nogil=True)
+
+
+_raw_unary = _dispatch([r for r, _ in _UNARY.values()], 10)
+_f64_unary = _dispatch(_F64_UNARY, 1)
+_raw_binary = _dispatch([r for r, _ in _BINARY.values()], 12)
+_f64_binary = _dispatch(_F64_BINARY, 2)
+
+
+@njit(nogil=True, cache=True)
+def _rt_unary(op, e, ra, va, vo):
+    """Run-time-format unary operation ``op`` (index into ``_UNARY``): one compiled routine
+    for every format; float64 operand or output: the float64 operation."""
+    sa, wa, fa, _, _ = _fmt(e, va)
+    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    if wa <= 0 or wo <= 0:
+        x = _f64_unary(op, _rt_value(ra, sa, wa, fa))
+        return _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf)
+    r, ev = _raw_unary(op, ra, sa, wa, fa, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
+    _count(e, ev, vo)
+    return r
+
+
+@njit(nogil=True, cache=True)
+def _rt_binary(op, e, ra, va, rb, vb, vo):
+    """Run-time-format binary operation ``op`` (index into ``_BINARY``)."""
+    sa, wa, fa, _, _ = _fmt(e, va)
+    sb, wb, fb, _, _ = _fmt(e, vb)
+    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    if wa <= 0 or wb <= 0 or wo <= 0:
+        x = _f64_binary(op, _rt_value(ra, sa, wa, fa), _rt_value(rb, sb, wb, fb))
+        return _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf)
+    r, ev = _raw_binary(op, ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
+    _count(e, ev, vo)
+    return r
+
+
+def _unary_overload(name, opcode, raw_op, float_maker):
+    def ol(e, x, v):
+        if not _is_fixed(e):
+            f = njit(float_maker(e), nogil=True)
+            return lambda e, x, v: f(x)
+        if _is_runtime(e):
+            return lambda e, x, v: (_rt_unary(opcode, e, x[0], np.int64(x[1]), np.int64(v)), v)
+        table = e.types[0].table
+        sa, wa, fa, _, _ = _var(table, x.types[1], f"{name} (operand)")
+        so, wo, fo, rnd, ovf = _var(table, v, name)
+        sa, so, stochastic = sa != 0, so != 0, rnd == STOCHASTIC
+        op = njit(lambda ra, rbits: raw_op(ra, sa, wa, fa, so, wo, fo, rnd, ovf, rbits),
+                  nogil=True)
+
+        def impl(e, x, v):
+            rb = _random(e, v) if stochastic else np.uint64(0)
+            r, ev = op(x[0], rb)
+            return _emit(e, r, ev, v, _flag_of(x))
+        return impl
+    return ol
+
+
+def _binary_overload(name, opcode, raw_op, float_maker):
+    def ol(e, x, y, v):
+        if not _is_fixed(e):
+            f = njit(float_maker(e), nogil=True)
+            return lambda e, x, y, v: f(x, y)
+        if _is_runtime(e):
+            return lambda e, x, y, v: (_rt_binary(opcode, e, x[0], np.int64(x[1]), y[0],
+                                                  np.int64(y[1]), np.int64(v)), v)
+        table = e.types[0].table
+        sa, _, fa, _, _ = _var(table, x.types[1], f"{name} (first operand)")
+        sb, _, fb, _, _ = _var(table, y.types[1], f"{name} (second operand)")
+        so, wo, fo, rnd, ovf = _var(table, v, name)
+        sa, sb, so, stochastic = sa != 0, sb != 0, so != 0, rnd == STOCHASTIC
+        op = njit(lambda ra, rb, rbits: raw_op(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf,
+                                               rbits), nogil=True)
+
+        def impl(e, x, y, v):
+            rb = _random(e, v) if stochastic else np.uint64(0)
+            r, ev = op(x[0], y[0], rb)
+            return _emit(e, r, ev, v, _flag_of(x) | _flag_of(y))
+        return impl
+    return ol
+
+
+_DOCS = {
+    "div": "``div(e, x, y, v)``: x / y, correctly rounded into v (fixed: x / 0 is v's max "
+           "for x >= 0, its min for x < 0, an event of v).",
+    "recip": "``recip(e, x, v)``: 1 / x, correctly rounded into v (fixed: 1 / 0 is v's "
+             "max, an event).",
+    "sqrt": "``sqrt(e, x, v)``: sqrt(x), correctly rounded into v (fixed: x < 0 gives 0, an "
+            "event; float: nan).",
+    "rsqrt": "``rsqrt(e, x, v)``: 1 / sqrt(x); fixed: correctly rounded (x < 0 gives 0, x = "
+             "0 v's max, each an event); float: 1 / sqrt(x), two roundings.",
+    "floor": "``floor(e, x, v)``: the largest integer <= x, stored in v.",
+    "round_int": "``round_int(e, x, v)``: x rounded to an integer with v's rounding mode "
+                 "(fixed; half_even by default), ``rint`` (ties to even) in float contexts.",
+    "abs_": "``abs_(e, x, v)``: |x| rounded once into v.",
+    "minimum": "``minimum(e, x, y, v)``: the smaller of x and y (exact compare) rounded into v.",
+    "maximum": "``maximum(e, x, y, v)``: the larger of x and y (exact compare) rounded into v.",
+    "exp": "``exp(e, x, v)``: e**x; fixed: the LUT exponential (8K words, 3 lookups), then "
+           "one rounding into v (bound: :func:`fixedqmc.numerics.transcendental.exp_bound`).",
+    "cos_turns": "``cos_turns(e, x, v)``: cos(2 pi x), x in turns; fixed: quarter-wave table "
+                 "and angle addition (bound: :data:`transcendental.TRIG_ABS_ERROR` + one "
+                 "rounding into v).",
+    "sin_turns": "``sin_turns(e, x, v)``: sin(2 pi x), x in turns (as :func:`cos_turns`).",
+    "cos": "``cos(e, x, v)``: cos(x), x in radians; fixed: x / (2 pi) in turns, then "
+           ":func:`cos_turns` (bound: :func:`transcendental.trig_radians_bound`).",
+    "sin": "``sin(e, x, v)``: sin(x), x in radians (as :func:`cos`).",
+}
+
+
+def _define(name, factory, opcode, raw_op, maker):
+    op = _stub(name)
+    op.__doc__ = _DOCS[name]
+    overload(op, prefer_literal=True)(factory(name, opcode, raw_op, maker))
+    return op
+
+
+for _i, (_name, (_raw, _maker)) in enumerate(_UNARY.items()):
+    globals()[_name] = _define(_name, _unary_overload, _i, _raw, _maker)
+for _i, (_name, (_raw, _maker)) in enumerate(_BINARY.items()):
+    globals()[_name] = _define(_name, _binary_overload, _i, _raw, _maker)
+
+select = _stub("select")
+select.__doc__ = """``select(e, cond, x, y)``: x if cond else y (cond a bool, e.g. from
+:func:`~fixedqmc.numerics.kernel.less`), unchanged: no rounding, no event.  In fixed
+contexts x and y must be values of the same variable (convert one first otherwise); a quiet
+value keeps the overflow flag of the one selected."""
+
+
+@overload(select, prefer_literal=True, inline="always")
+def _select(e, cond, x, y):
+    if _is_fixed(e) and x.types[1] != y.types[1]:
+        raise TypingError(f"select: x and y must be values of the same kernel variable, got "
+                          f"{x.types[1]} and {y.types[1]}; convert one to the other's first")
+    return lambda e, cond, x, y: x if cond else y

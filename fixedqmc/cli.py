@@ -5,6 +5,7 @@ Subcommands::
     fixedqmc run INPUT.toml       a VMC or DMC calculation (``--set key=value`` overrides)
     fixedqmc profile INPUT.toml   float64 range profile of every kernel variable
     fixedqmc sweep INPUT.toml     energy vs word width per kernel (paired / full estimates)
+    fixedqmc systems              registered system kinds and their input keys
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
     fixedqmc bench tables         two-region table evaluation, float64 and fixed (elements/s)
@@ -83,12 +84,36 @@ def cmd_bench(args: argparse.Namespace) -> int:
     raise FixedQMCError(f"unknown benchmark {args.what!r}")
 
 
+def _sets(args: argparse.Namespace) -> list:
+    """``--set`` assignments, with ``--precision SPEC`` as ``precision=SPEC`` last."""
+    sets = list(args.set or ())
+    if getattr(args, "precision", None) is not None:
+        sets.append(f"precision={args.precision!r}" if "'" not in args.precision
+                    else f'precision="{args.precision}"')
+    return sets
+
+
+def cmd_systems(args: argparse.Namespace) -> int:
+    import json
+
+    from fixedqmc.qmc.registry import get_plugin, system_kinds
+    from fixedqmc.run.config import defaults_for
+
+    for kind in system_kinds():
+        plugin = get_plugin(kind)
+        print(f"{kind}: {plugin.description} (energies in {plugin.units.energy}, lengths in "
+              f"{plugin.units.length})")
+        for name in plugin.sections:
+            print(f"  [{name}] {json.dumps(defaults_for(kind)[name])}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from fixedqmc.run.runner import run
 
-    result = run(args.input, sets=args.set or (), profile=args.profile)
+    result = run(args.input, sets=_sets(args), profile=args.profile)
     s = result.summary
     u = s["units"]
     with pd.option_context("display.width", 160, "display.max_columns", 20,
@@ -104,28 +129,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    import json
     from pathlib import Path
 
     import pandas as pd
 
+    from fixedqmc import jsonio
+    from fixedqmc.qmc.registry import get_plugin
     from fixedqmc.run.config import load_config
     from fixedqmc.sweep.estimates import sample_reference
 
-    config = load_config(args.input, args.set or ())
+    config = load_config(args.input, _sets(args))
+    unit = get_plugin(config["system"]["kind"]).units.energy
     ref = sample_reference(config)
     frame = ref.profile.frame(args.width)
     out = Path(config["output"]) / "profile"
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "profile.csv", index=False)
-    (out / "profile.json").write_text(json.dumps(
-        {"samples": list(ref.samples.shape), "float64_energy_K": ref.energy,
-         "float64_error_K": ref.error, "margin_bits": 1, "stats": ref.profile.to_json()},
+    (out / "profile.json").write_text(jsonio.dumps(
+        {"samples": list(ref.samples.shape), "energy_unit": unit, "float64_energy": ref.energy,
+         "float64_error": ref.error, "margin_bits": 1, "stats": ref.profile.to_json()},
         indent=2))
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.float_format", "{:.4g}".format):
         print(frame.to_string(index=False))
-    print(f"float64 VMC on the samples: {ref.energy:.6g} +/- {ref.error:.2g} K; "
+    print(f"float64 VMC on the samples: {ref.energy:.6g} +/- {ref.error:.2g} {unit}; "
           f"{ref.samples.shape[0]} blocks x {ref.samples.shape[1]} walkers profiled")
     print(f"saved {out}/profile.csv and profile.json")
     return 0
@@ -137,21 +164,32 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from fixedqmc.sweep import sweep
 
     res = sweep(args.input, widths=args.widths, kernels=args.kernels, tolerance=args.tolerance,
-                mode=args.mode, sets=args.set or (), output=args.output, workers=args.workers,
-                scheduler=args.scheduler, float32=not args.no_float32)
-    d = "full_diff" if args.mode == "full" else "paired_diff"
-    e = "full_diff_error" if args.mode == "full" else "paired_error"
-    cols = ["kernels", "width", d, e, "overflow_events", "wall_time_s"]
-    cols += [c for c in ("full_energy", "full_error", "full_acceptance") if c in res.table]
+                mode=args.mode, sets=_sets(args), output=args.output, workers=args.workers,
+                scheduler=args.scheduler, float32=not args.no_float32, units=args.units)
+    unit = res.summary["energy_unit"]
+    cols = ["kernels", "precision"]
+    cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
+                         "full_acceptance") if c in res.table]
+    cols += ["overflow_events", "wall_time_s"]
+    table = res.table[cols].rename(columns={
+        c: f"{c} ({unit})" for c in cols if c.endswith(("_diff", "_error"))})
+    answer = [c for c in ("kernels", "narrowest_width", "narrowest_width_paired",
+                          "narrowest_width_full", "note") if c in res.answer]
     with pd.option_context("display.width", 200, "display.max_rows", 500,
-                           "display.float_format", "{:.4g}".format):
-        print(res.table[cols].to_string(index=False))
+                           "display.max_colwidth", 120, "display.float_format", "{:.4g}".format):
+        print(table.to_string(index=False))
         print()
-        print(res.answer[["kernels", "narrowest_width", "tolerance_K"]].to_string(index=False))
-    print(f"rule: {res.answer.rule.iloc[0]}; float64 energy "
-          f"{res.summary['float64_energy_K']:.6g} +/- {res.summary['float64_error_K']:.2g} K")
+        print(res.answer[answer].to_string(index=False))
+    print(f"rule ({res.summary['mode']}): {res.answer.rule.iloc[0]}, tolerance "
+          f"{res.summary['tolerance']:g} {unit}; float64 energy "
+          f"{res.summary['float64_energy']:.6g} +/- {res.summary['float64_error']:.2g} {unit}")
     print(f"results in {res.output}/ (sweep.parquet, sweep.csv, answer.json, sweep.png)")
     return 0
+
+
+def _precision_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--precision", default=None, metavar="SPEC",
+                   help="precision spec of the kernels (same as --set precision=SPEC)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fixedqmc",
         description="Fixed-point numerics and precision exploration for quantum Monte Carlo.",
     )
+    p.add_argument("--version", action="version", version=f"fixedqmc {_version('fixedqmc')}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -167,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="TOML input file (omit to run the built-in defaults)")
     runp.add_argument("--set", action="append", metavar="KEY=VALUE",
                       help="override an input key, e.g. --set method.walkers=200 (repeatable)")
+    _precision_option(runp)
     runp.add_argument("--profile", default=None, metavar="PROFILE.json",
                       help="size fixed:W formats from this range profile (fixedqmc profile)")
     runp.set_defaults(func=cmd_run)
@@ -174,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     prof = sub.add_parser("profile", help="float64 range profile of every kernel variable")
     prof.add_argument("input", nargs="?", default=None, help="TOML input file")
     prof.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    _precision_option(prof)
     prof.add_argument("--width", type=int, default=None,
                       help="also show the format of every variable at this word width")
     prof.set_defaults(func=cmd_profile)
@@ -181,16 +222,24 @@ def build_parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="energy vs word width per kernel against a tolerance")
     sw.add_argument("input", nargs="?", default=None, help="TOML input file")
     sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    _precision_option(sw)
     sw.add_argument("--widths", default="16:48:4", help="start:stop[:step] or a comma list")
     sw.add_argument("--kernels", default="all",
                     help="comma list of kernels and/or 'all' (default all)")
-    sw.add_argument("--tolerance", type=float, default=0.01, help="energy tolerance in K")
+    sw.add_argument("--tolerance", type=float, default=0.01,
+                    help="energy tolerance, in --units (default: the system's energy unit, "
+                         "K for helium)")
+    sw.add_argument("--units", default=None,
+                    help="energy unit of the tolerance, table and figure (e.g. mK, hartree)")
     sw.add_argument("--mode", default="paired", choices=["paired", "full", "both"])
     sw.add_argument("--workers", type=int, default=None, help="local worker processes (2)")
     sw.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
     sw.set_defaults(func=cmd_sweep)
+
+    syst = sub.add_parser("systems", help="list the registered system kinds and their input")
+    syst.set_defaults(func=cmd_systems)
 
     info = sub.add_parser("info", help="print versions, numba threading layer and thread count")
     info.set_defaults(func=cmd_info)
@@ -219,6 +268,16 @@ def main(argv: list[str] | None = None) -> int:
     except FixedQMCError as exc:
         print(f"fixedqmc: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("fixedqmc: interrupted (a run or sweep resumes from its last checkpoint)",
+              file=sys.stderr)
+        return 130
+    except Exception:  # not the user's doing: say so, keep the traceback for the report
+        import traceback
+        traceback.print_exc()
+        print("fixedqmc: internal error: this is a bug in fixedqmc; please report it with "
+              "the command line and the traceback above", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

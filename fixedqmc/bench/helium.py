@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from fixedqmc.qmc.walkers import cubic_lattice, centre
+from fixedqmc.systems.helium.walkers import centre, cubic_lattice
 
 ATOMS = (64, 128, 256, 512, 1024, 2048, 4096)
 ITERATIONS = 400

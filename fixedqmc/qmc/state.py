@@ -1,9 +1,9 @@
 """The state of a Monte Carlo run: everything needed to continue it bit for bit.
 
 A driver (:mod:`fixedqmc.qmc.vmc`, :mod:`fixedqmc.qmc.dmc`) advances an :class:`MCState`
-one block at a time; after each block the state can be saved (:mod:`fixedqmc.qmc.checkpoint`)
-and a run restarted from it continues exactly as if it had not stopped: the walkers, their
-cached values, the random generator's state, the step counter (which also selects the
+one block at a time; after each block the runner pickles it, and a run restarted from it
+continues exactly as if it had not stopped: the walkers and their per-walker system state,
+their cached values, the random generator's state, the step counter (which also selects the
 stochastic-rounding stream of the kernels) and the trace of finished blocks are all here.
 """
 
@@ -14,35 +14,39 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.qmc.system import Evaluation, Walkers
+
 
 @dataclass
 class MCState:
-    """Walkers and bookkeeping of a VMC or DMC run.
+    """Walkers and bookkeeping of a VMC or DMC run (energies in the system's unit).
 
     Attributes
     ----------
-    positions : (n_walkers, n_atoms, 3) float64
-    ln_psi, potential, kinetic : (n_walkers,) float64
-        Cached kernel results of the current configurations (K for energies).
-    grad : (n_walkers, n_atoms, 3) or None
-        grad ln psi (DMC drift).
+    walkers : Walkers
+        positions (n_walkers, N, 3) and per-walker system state.
+    ln_psi, sign : (n_walkers,) float64
+        ln|psi| and the sign of psi of the current configurations.
+    parts : dict of (n_walkers,) float64
+        Energy parts of the local energy (``kinetic`` and the system's others).
+    grad : (n_walkers, N, 3) or None
+        grad ln|psi| (DMC drift).
     step_size : float
-        VMC move size (A) — tuned during equilibration; DMC: the time step (1/K).
-    block : int
-        Number of finished blocks.
-    n_steps : int
-        Number of finished steps (kernel calls are numbered from it).
+        VMC move size (length unit), tuned during equilibration; DMC: the time step.
+    block, n_steps : int
+        Finished blocks and steps (kernel calls are numbered from ``n_steps``).
     rng : numpy.random.Generator
     rows : list of dict
         One row per finished block (the trace).
     extra : dict
-        Driver-specific values (DMC: trial energy, running estimate).
+        Driver-specific values (DMC: trial energy, running estimate, walker ages).
     """
 
-    positions: np.ndarray
+    walkers: Walkers
     ln_psi: np.ndarray
-    potential: np.ndarray
-    kinetic: np.ndarray
+    sign: np.ndarray
+    parts: dict
     grad: np.ndarray | None
     step_size: float
     rng: np.random.Generator
@@ -52,46 +56,106 @@ class MCState:
     extra: dict = field(default_factory=dict)
 
     @property
+    def positions(self) -> np.ndarray:
+        return self.walkers.positions
+
+    @property
     def local_energy(self) -> np.ndarray:
-        return self.potential + self.kinetic
+        return sum(self.parts.values())
+
+    @property
+    def kinetic(self) -> np.ndarray:
+        return self.parts["kinetic"]
+
+    @property
+    def potential(self) -> np.ndarray:
+        return sum(v for k, v in self.parts.items() if k != "kinetic")
 
     @property
     def n_walkers(self) -> int:
-        return self.positions.shape[0]
+        return self.walkers.n_walkers
 
-    def take(self, mask_or_index) -> None:
-        """Keep (or repeat) walkers by a boolean mask or an index array."""
-        self.positions = self.positions[mask_or_index]
-        self.ln_psi = self.ln_psi[mask_or_index]
-        self.potential = self.potential[mask_or_index]
-        self.kinetic = self.kinetic[mask_or_index]
+    def take(self, index) -> None:
+        """Keep (or repeat) walkers by a boolean mask or an index array: positions, system
+        state, cached values and per-walker driver arrays alike."""
+        self.walkers = self.walkers.take(index)
+        self.ln_psi = self.ln_psi[index]
+        self.sign = self.sign[index]
+        self.parts = {k: v[index] for k, v in self.parts.items()}
         if self.grad is not None:
-            self.grad = self.grad[mask_or_index]
+            self.grad = self.grad[index]
+        if "age" in self.extra:
+            self.extra["age"] = self.extra["age"][index]
 
     def trace(self) -> pd.DataFrame:
         """The per-block trace as a DataFrame."""
         return pd.DataFrame(self.rows)
 
 
-def set_from(state: MCState, ev, mask: np.ndarray | None = None) -> None:
-    """Copy a system :class:`Evaluation` into the state (for the walkers in ``mask``)."""
+def set_from(state: MCState, ev: Evaluation, mask: np.ndarray | None = None) -> None:
+    """Copy an :class:`Evaluation` into the cached values (for the walkers in ``mask``)."""
     m = slice(None) if mask is None else mask
     state.ln_psi[m] = ev.ln_psi[m]
-    state.potential[m] = ev.potential[m]
-    state.kinetic[m] = ev.kinetic[m]
+    state.sign[m] = ev.sign[m]
+    for k, v in state.parts.items():
+        v[m] = ev.parts[k][m]
     if state.grad is not None and ev.grad is not None:
         state.grad[m] = ev.grad[m]
 
 
+#: trace columns that are not means of local-energy parts (bookkeeping, counts, diagnostics)
+ENERGY_COLUMNS_EXCLUDED = ("block", "phase", "acceptance", "step_size", "walkers", "tau",
+                           "tau_eff", "population", "weight", "e_trial", "sigma",
+                           "node_crossings", "energy_cuts", "persistent")
+
+
+def energy_columns(parts: dict, weights: np.ndarray | None = None) -> dict:
+    """Trace columns of one step: ``energy``, ``potential`` (all but kinetic), ``kinetic``
+    and every other named part, as (weighted) sums over walkers."""
+    w = 1.0 if weights is None else weights
+    out = {"energy": float(np.sum(w * sum(parts.values())))}
+    out["potential"] = float(np.sum(w * sum(v for k, v in parts.items() if k != "kinetic")))
+    for k, v in parts.items():
+        if k not in out:
+            out[k] = float(np.sum(w * v))
+    return out
+
+
+def add_into(total: dict, step: dict) -> None:
+    for k, v in step.items():
+        total[k] = total.get(k, 0.0) + v
+
+
+def refresh(system, st: MCState) -> dict:
+    """The recompute of the per-walker system state (cadence: the run input): rebuild it
+    from the positions, re-evaluate, and return the diagnostics of the incremental updates
+    since the last one: the system's own (``recompute_<name>``) and the largest change of
+    ln|psi| between the cached and the fresh value (``recompute_ln_psi_drift``).  Systems
+    without per-walker state have nothing to recompute: ``{}``."""
+    if not st.walkers.state:
+        return {}
+    diag = system.recompute(st.walkers, step=st.n_steps)
+    ev = system.evaluate(st.walkers, step=st.n_steps + 1)
+    st.n_steps += 2
+    drift = float(np.max(np.abs(ev.ln_psi - st.ln_psi))) if st.n_walkers else 0.0
+    set_from(st, ev)
+    out = {f"recompute_{k}": float(v) for k, v in diag.items()}
+    out["recompute_ln_psi_drift"] = drift
+    return out
+
+
 def new_state(system, positions: np.ndarray, step_size: float, rng: np.random.Generator, *,
               with_grad: bool = False) -> MCState:
-    """A state at ``positions`` with every cached value computed (kernel call number 0)."""
-    ev = system.evaluate(positions, step=0)
-    bad = np.flatnonzero(ev.outside > 0)
+    """A state at ``positions`` (wrapped by the system) with every cached value and the
+    per-walker system state computed (kernel call number 0)."""
+    walkers = Walkers(system.wrap(np.array(positions, np.float64)), None)
+    ev = system.evaluate(walkers, step=0)
+    bad = np.flatnonzero((ev.outside > 0) | ~np.isfinite(ev.ln_psi))
     if bad.size:
-        from fixedqmc.errors import FixedQMCError
         raise FixedQMCError(
-            f"initial configuration of walker {bad[0]} has pairs beyond the trial function's "
-            "support (tables.r_max); start from a more compact geometry or raise r_max")
-    return MCState(positions.copy(), ev.ln_psi.copy(), ev.potential.copy(), ev.kinetic.copy(),
+            f"initial configuration of walker {bad[0]} has psi = 0 (outside the trial "
+            "function's support, or on a node); start from another geometry or seed")
+    walkers.state = ev.state if ev.state is not None else {}
+    return MCState(walkers, ev.ln_psi.copy(), ev.sign.copy(),
+                   {k: np.array(v, np.float64) for k, v in ev.parts.items()},
                    ev.grad.copy() if with_grad else None, float(step_size), rng, n_steps=1)

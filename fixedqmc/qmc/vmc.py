@@ -1,21 +1,26 @@
 """Variational Monte Carlo (Metropolis sampling of |psi|**2), precision-agnostic.
 
-The driver only calls the system (:meth:`evaluate`, :meth:`atom_move`); which precision
-each kernel runs at is the system's business.  Moves (HAQMC, seed 002, Sec. 4):
+The driver only calls the system protocol (:mod:`fixedqmc.qmc.system`); which precision
+each kernel runs at is the system's business.  Moves (HAQMC, seed 002, Sec. 4; seed 001,
+Algorithm 1):
 
 ``"all"``
-    every atom of a walker displaced at once, uniformly in a cube of side ``step_size``
-    (A), then the walker re-centred; accepted with probability
-    ``min(1, |psi(R')|**2 / |psi(R)|**2)`` (psi(R') = 0 when a pair leaves the trial
-    function's support).
+    every particle of a walker displaced at once, uniformly in a cube of side
+    ``step_size`` (the system's length unit), then wrapped by the system (clusters:
+    re-centred); accepted with probability ``min(1, |psi(R')|**2 / |psi(R)|**2)``
+    (psi(R') = 0 outside the trial function's support).
 ``"single"``
-    atoms moved one after another (a sweep), each accepted on the ratio of its own pair
-    factors (O(N) per move); the energies are evaluated once per sweep.
+    particles moved one after another (a sweep), each accepted on its own ratio
+    ``|psi'/psi|**2`` from :meth:`System.propose`, the move committed by
+    :meth:`System.accept` (incremental per-walker state, e.g. Sherman-Morrison updates of
+    inverse Slater matrices); the energies are evaluated once per sweep.
 
-During the equilibration blocks the step size is tuned after every block towards the
-target acceptance (factor ``acceptance / target``, clamped to [0.5, 2]).  Each block
-records the means over its steps and walkers of the local energy ``E_L = V + K``, of V and
-K (kelvin), the acceptance and the step size.
+VMC samples |psi|**2, so moves across a node of a fermionic psi are allowed.  During the
+equilibration blocks the step size is tuned after every block towards the target
+acceptance (factor ``acceptance / target``, clamped to [0.5, 2]).  Each block records the
+means over its steps and walkers of the local energy, of every energy part, the
+acceptance and the step size; every ``recompute_every`` blocks the per-walker state is
+rebuilt and the drift diagnostics recorded (:func:`fixedqmc.qmc.state.refresh`).
 """
 
 from __future__ import annotations
@@ -26,15 +31,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.qmc.state import MCState, new_state, set_from
-from fixedqmc.qmc.walkers import centre
+from fixedqmc.input_checks import check_int
+from fixedqmc.qmc.state import MCState, add_into, energy_columns, new_state, refresh, set_from
+from fixedqmc.qmc.system import Walkers
 
 MOVES = ("all", "single")
 
 
 @dataclass(frozen=True)
 class VMCSettings:
-    """Blocks, steps and moves of a VMC run (step size in A)."""
+    """Blocks, steps and moves of a VMC run (step size in the system's length unit)."""
 
     n_blocks: int = 20
     equil_blocks: int = 5
@@ -43,15 +49,12 @@ class VMCSettings:
     move: str = "all"
     target_acceptance: float = 0.5
     tune: bool = True
+    recompute_every: int = 1
 
     def __post_init__(self):
-        for key in ("n_blocks", "steps_per_block"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise FixedQMCError(f"{key} must be a positive integer, got {v!r}")
-        if isinstance(self.equil_blocks, bool) or not isinstance(
-                self.equil_blocks, (int, np.integer)) or self.equil_blocks < 0:
-            raise FixedQMCError(f"equil_blocks must be an integer >= 0, got {self.equil_blocks!r}")
+        for key in ("n_blocks", "steps_per_block", "recompute_every"):
+            check_int(key, getattr(self, key))
+        check_int("equil_blocks", self.equil_blocks, 0)
         if not (isinstance(self.step_size, (int, float)) and math.isfinite(self.step_size)
                 and self.step_size > 0):
             raise FixedQMCError(f"step_size must be a positive length, got {self.step_size!r}")
@@ -68,62 +71,64 @@ class VMCSettings:
 
 def start_vmc(system, positions: np.ndarray, settings: VMCSettings,
               rng: np.random.Generator) -> MCState:
-    """The initial state (energies of the starting walkers computed)."""
-    return new_state(system, centre(np.asarray(positions, np.float64)), settings.step_size, rng)
+    """The initial state (energies and per-walker state of the starting walkers)."""
+    return new_state(system, positions, settings.step_size, rng)
 
 
 def _accept(rng, log_ratio: np.ndarray, outside: np.ndarray) -> np.ndarray:
     u = rng.random(log_ratio.shape[0])
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         return (outside == 0) & (u < np.exp(np.minimum(log_ratio, 0.0)))
 
 
-def _all_atom_step(system, st: MCState) -> float:
-    prop = centre(st.positions + st.step_size * st.rng.uniform(-0.5, 0.5, st.positions.shape))
-    ev = system.evaluate(prop, step=st.n_steps)
+def _all_particle_step(system, st: MCState) -> float:
+    prop = system.wrap(st.positions + st.step_size * st.rng.uniform(-0.5, 0.5,
+                                                                    st.positions.shape))
+    ev = system.evaluate(Walkers(prop, None), step=st.n_steps)
     st.n_steps += 1
     ok = _accept(st.rng, 2.0 * (ev.ln_psi - st.ln_psi), ev.outside)
-    st.positions[ok] = prop[ok]
+    st.walkers.put(ok, Walkers(prop, ev.state))
     set_from(st, ev, ok)
     return float(ok.mean())
 
 
-def _single_atom_sweep(system, st: MCState) -> float:
-    n_atoms = st.positions.shape[1]
+def _single_particle_sweep(system, st: MCState) -> float:
+    n = st.positions.shape[1]
     accepted = 0
-    for i in range(n_atoms):
+    for i in range(n):
         new = st.positions[:, i] + st.step_size * st.rng.uniform(-0.5, 0.5, (st.n_walkers, 3))
-        delta, outside = system.atom_move(st.positions, i, new, step=st.n_steps)
+        prop = system.propose(st.walkers, i, new, step=st.n_steps)
         st.n_steps += 1
-        ok = _accept(st.rng, 2.0 * delta, outside)
-        st.positions[ok, i] = new[ok]
+        ok = _accept(st.rng, 2.0 * prop.log_ratio, prop.outside)
+        system.accept(st.walkers, i, ok, prop)
         accepted += int(ok.sum())
-    st.positions = centre(st.positions)
-    ev = system.evaluate(st.positions, step=st.n_steps)
+    st.walkers.positions = system.wrap(st.positions)
+    ev = system.evaluate(st.walkers, step=st.n_steps)
     st.n_steps += 1
     set_from(st, ev)
-    return accepted / (n_atoms * st.n_walkers)
+    return accepted / (n * st.n_walkers)
 
 
 def vmc_block(system, st: MCState, settings: VMCSettings) -> dict:
     """Run one block; append and return its trace row."""
-    step = _all_atom_step if settings.move == "all" else _single_atom_sweep
-    e = v = k = acc = 0.0
+    step = _all_particle_step if settings.move == "all" else _single_particle_sweep
+    sums: dict = {}
+    acc = 0.0
     size = st.step_size
     for _ in range(settings.steps_per_block):
         acc += step(system, st)
-        e += float(st.local_energy.mean())
-        v += float(st.potential.mean())
-        k += float(st.kinetic.mean())
+        add_into(sums, {k: v / st.n_walkers for k, v in energy_columns(st.parts).items()})
     n = settings.steps_per_block
     equil = st.block < settings.equil_blocks
     row = {"block": st.block, "phase": "equilibration" if equil else "production",
-           "energy": e / n, "potential": v / n, "kinetic": k / n, "acceptance": acc / n,
+           **{k: v / n for k, v in sums.items()}, "acceptance": acc / n,
            "step_size": size, "walkers": st.n_walkers}
     if equil and settings.tune:
         st.step_size = size * min(2.0, max(0.5, (acc / n) / settings.target_acceptance))
-    st.rows.append(row)
     st.block += 1
+    if st.block % settings.recompute_every == 0:
+        row.update(refresh(system, st))
+    st.rows.append(row)
     return row
 
 

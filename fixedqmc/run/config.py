@@ -1,41 +1,21 @@
 """Run input: TOML files, ``--set key=value`` overrides, defaults and validation.
 
-Every key, its default and what it means, in one place (:data:`DEFAULTS`)::
+The engine's keys, their defaults and meaning (:data:`DEFAULTS`); every system kind adds
+its own sections and keys (its plugin's ``sections``, e.g. :mod:`fixedqmc.systems.helium.plugin`)
+and its own method defaults::
 
     seed = 1                      # one seed for the whole run (walkers, moves, rounding)
-    precision = "float64"         # precision spec over the kernels distance, potential,
-                                  # wavefunction, kinetic (fixedqmc.numerics.policy)
+    precision = "float64"         # precision spec over the system's kernels
+                                  # (fixedqmc.numerics.policy)
     specialise = false            # compile fixed formats into the kernels (bench speed)
     output = "results/run"        # folder for trace, summary and checkpoints
-    units = "K"                   # K, mK, hartree or microhartree (printed and summary)
+    units = ""                    # energy unit of printed results; "": the system's own
+    plugins = []                  # files (relative to the input) or modules registering
+                                  # system kinds of your own (their code is run)
 
     [system]
-    kind = "helium"
-    n_atoms = 3
-    potential = "SAPT2"           # SAPT2, HFD-B, HFDHE2, LM2M2, or "module:function"
-    hbar2_2m = 6.0596481          # K A^2
-    geometry = "lattice"          # or "random"
-    spacing = 4.2334              # A, nearest-neighbour distance of the start (8 bohr)
-    jitter = 0.1                  # random displacement of lattice starts, in spacings
-
-    [trial]                       # T2(r) = b ln r + a r^alpha + sum_k a_k r^-k (HAQMC Eq. 17)
-    b = -1.08
-    a = -0.0095
-    alpha = 1.0
-    a_k = [0, 0, -2.57, 0, 0, -118.8]
-
-    [tables]                      # pair-function tables (A); r_max bounds the cluster
-    r_min = 1.4
-    r_max = 100.0
-    n1 = 256
-    n_seg = 21
-    n_bin = 64
-    coef_format = ""              # e.g. "Q1.30" to quantize the coefficients
-
-    [kernels]                     # "table" or "analytic" (analytic: float kernels only)
-    potential = "table"
-    wavefunction = "table"
-    kinetic = "table"
+    kind = "helium"               # a registered system kind (fixedqmc.qmc.registry)
+    ...                           # the kind's own keys
 
     [method]
     kind = "vmc"                  # "vmc" or "dmc"
@@ -43,15 +23,19 @@ Every key, its default and what it means, in one place (:data:`DEFAULTS`)::
     blocks = 20                   # production blocks
     equil_blocks = 5
     steps_per_block = 20
-    step_size = 1.0               # VMC move size (A), tuned in equilibration
-    move = "all"                  # VMC: "all" (all-atom moves) or "single"
+    step_size = 1.0               # VMC move size (system length unit), tuned in equilibration
+    move = "all"                  # "all" (all-particle moves) or "single" (VMC and DMC)
     target_acceptance = 0.5
-    taus = [0.002]                # DMC time steps (1/K); several give a time-step series
+    recompute_every = 1           # blocks between rebuilds of per-walker state (drift check)
+    taus = [0.002]                # DMC time steps (1/energy unit); several: a series
     target_population = 0         # DMC; 0: the number of walkers
     vmc_blocks = 5                # DMC: VMC blocks that prepare the walkers
+    energy_cutoff = 10.0          # DMC: local-energy cutoff in the weights, in sigmas; 0: off
+    max_age = 50                  # DMC: steps without an accepted move before a walker
+                                  # may no longer multiply
 
-Unknown keys, wrong types and impossible values raise a :class:`FixedQMCError` naming the
-key and what is allowed, before any work starts.
+Unknown keys (naming what the system kind allows), wrong types and impossible values raise
+a :class:`FixedQMCError` naming the key and what is allowed, before any work starts.
 """
 
 from __future__ import annotations
@@ -59,46 +43,34 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import tomllib
 from pathlib import Path
 
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_number,
+                                   check_positive, check_str)
+from fixedqmc.qmc.registry import get_plugin, load_plugins
 
+DEFAULT_KIND = "helium"
 DEFAULTS: dict = {
     "seed": 1,
     "precision": "float64",
     "specialise": False,
     "output": "results/run",
-    "units": "K",
-    "system": {"kind": "helium", "n_atoms": 3, "potential": "SAPT2", "hbar2_2m": 6.0596481,
-               "geometry": "lattice", "spacing": 4.2334, "jitter": 0.1},
-    "trial": {"b": -1.08, "a": -0.0095, "alpha": 1.0, "a_k": [0.0, 0.0, -2.57, 0.0, 0.0, -118.8]},
-    "tables": {"r_min": 1.4, "r_max": 100.0, "n1": 256, "n_seg": 21, "n_bin": 64,
-               "coef_format": ""},
-    "kernels": {"potential": "table", "wavefunction": "table", "kinetic": "table"},
+    "units": "",
+    "plugins": [],
+    "system": {"kind": DEFAULT_KIND},
     "method": {"kind": "vmc", "walkers": 100, "blocks": 20, "equil_blocks": 5,
                "steps_per_block": 20, "step_size": 1.0, "move": "all",
-               "target_acceptance": 0.5, "taus": [0.002], "target_population": 0,
-               "vmc_blocks": 5},
+               "target_acceptance": 0.5, "recompute_every": 1, "taus": [0.002],
+               "target_population": 0, "vmc_blocks": 5, "energy_cutoff": 10.0,
+               "max_age": 50},
 }
-
-CHOICES = {
-    "units": ("K", "mK", "hartree", "microhartree"),
-    "system.kind": ("helium",),
-    "system.geometry": ("lattice", "random"),
-    "method.kind": ("vmc", "dmc"),
-    "method.move": ("all", "single"),
-    "kernels.potential": ("table", "analytic"),
-    "kernels.wavefunction": ("table", "analytic"),
-    "kernels.kinetic": ("table", "analytic"),
-}
-POSITIVE_INT = ("system.n_atoms", "method.walkers", "method.blocks", "method.steps_per_block",
-                "tables.n1", "tables.n_seg", "tables.n_bin")
+CHOICES = {"method.kind": ("vmc", "dmc"), "method.move": ("all", "single")}
+POSITIVE_INT = ("method.walkers", "method.blocks", "method.steps_per_block",
+                "method.recompute_every", "method.max_age")
 NONNEGATIVE_INT = ("method.equil_blocks", "method.target_population", "method.vmc_blocks",
                    "seed")
-POSITIVE_FLOAT = ("system.hbar2_2m", "system.spacing", "method.step_size", "tables.r_min",
-                  "tables.r_max")
 
 
 def _flat(d: dict, prefix: str = "") -> dict:
@@ -111,18 +83,29 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-def _merge(base: dict, new: dict, where: str = "") -> None:
+def _merge(base: dict, new: dict, where: str = "", kind: str = "") -> None:
+    """Merge ``new`` into ``base``; every key must exist in ``base``."""
     for k, v in new.items():
         key = f"{where}{k}"
         if k not in base:
             allowed = ", ".join(sorted(base))
-            raise FixedQMCError(f"unknown input key {key!r}; allowed here: {allowed}")
+            raise FixedQMCError(f"unknown input key {key!r} for system.kind {kind!r}; "
+                                f"allowed here: {allowed}")
         if isinstance(base[k], dict):
             if not isinstance(v, dict):
                 raise FixedQMCError(f"input key {key!r} must be a table of keys, got {v!r}")
-            _merge(base[k], v, key + ".")
+            _merge(base[k], v, key + ".", kind)
         else:
             base[k] = v
+
+
+def _update(dst: dict, src: dict) -> None:
+    """Deep update without checks (the user's layers: file, overrides, --set)."""
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _update(dst[k], v)
+        else:
+            dst[k] = copy.deepcopy(v)
 
 
 def parse_value(text: str):
@@ -134,37 +117,62 @@ def parse_value(text: str):
         return text
 
 
-def apply_set(config: dict, assignment: str) -> None:
-    """Apply one ``key.sub=value`` override."""
-    if "=" not in assignment:
+def _assignment(assignment: str) -> dict:
+    """One ``key.sub=value`` override as a nested dict."""
+    if not isinstance(assignment, str) or "=" not in assignment:
         raise FixedQMCError(f"--set expects key=value, got {assignment!r}")
     key, text = assignment.split("=", 1)
     parts = key.strip().split(".")
+    if not all(parts):
+        raise FixedQMCError(f"--set: {key.strip()!r} is not a key (section.key=value)")
     node: dict = {}
     cur = node
     for p in parts[:-1]:
         cur = cur.setdefault(p, {})
     cur[parts[-1]] = parse_value(text.strip())
-    _merge(config, node)
+    return node
+
+
+def defaults_for(kind: str) -> dict:
+    """The complete default input of a system kind (engine keys + the kind's sections)."""
+    plugin = get_plugin(kind)
+    config = copy.deepcopy(DEFAULTS)
+    for name, keys in plugin.sections.items():
+        config.setdefault(name, {}).update(copy.deepcopy(keys))
+    config["method"].update(copy.deepcopy(plugin.method_defaults))
+    return config
 
 
 def load_config(path=None, sets=(), overrides: dict | None = None) -> dict:
-    """Defaults, then the TOML file, then ``overrides`` (a nested dict), then ``--set``
-    assignments; validated (:func:`validate`)."""
-    config = copy.deepcopy(DEFAULTS)
+    """Defaults of the input's system kind, then the TOML file, then ``overrides`` (a
+    nested dict), then ``--set`` assignments; plugins imported; validated
+    (:func:`validate`)."""
+    user: dict = {}
+    base = None
     if path is not None:
         p = Path(path)
         if not p.is_file():
-            raise FixedQMCError(f"input file {str(p)!r} does not exist")
+            what = "is a folder, not a file" if p.is_dir() else "does not exist"
+            raise FixedQMCError(f"input file {str(p)!r} {what}")
         try:
-            data = tomllib.loads(p.read_text())
-        except tomllib.TOMLDecodeError as exc:
+            _update(user, tomllib.loads(p.read_text()))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise FixedQMCError(f"input file {str(p)!r} is not valid TOML: {exc}") from None
-        _merge(config, data)
+        base = p.resolve().parent
     if overrides:
-        _merge(config, copy.deepcopy(overrides))
+        if not isinstance(overrides, dict):
+            raise FixedQMCError(f"overrides must be a dict of input keys, got {overrides!r}")
+        _update(user, overrides)
     for s in sets:
-        apply_set(config, s)
+        _update(user, _assignment(s))
+    plugins = user.get("plugins", [])
+    load_plugins(plugins, base)
+    user["plugins"] = [str((base / s).resolve()) if base is not None and s.endswith(".py")
+                       and not Path(s).is_absolute() else s for s in plugins]
+    system = user.get("system", {})
+    kind = system.get("kind", DEFAULT_KIND) if isinstance(system, dict) else DEFAULT_KIND
+    config = defaults_for(kind)
+    _merge(config, user, kind=kind)
     validate(config)
     return config
 
@@ -177,47 +185,51 @@ def _get(config: dict, key: str):
 
 
 def validate(config: dict) -> None:
-    """Check types and values of every key (raises naming the key)."""
+    """Check types and values of every key (raises naming the key): the engine's keys here,
+    the system's sections by its plugin's ``check``."""
     flat = _flat(config)
     for key, allowed in CHOICES.items():
-        if flat[key] not in allowed:
-            raise FixedQMCError(f"{key} = {flat[key]!r} is not allowed; choose one of "
-                                f"{', '.join(allowed)}")
-    for key in POSITIVE_INT + NONNEGATIVE_INT:
-        v = flat[key]
-        low = 1 if key in POSITIVE_INT else 0
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise FixedQMCError(f"{key} must be an integer >= {low}, got {v!r}")
-    for key in POSITIVE_FLOAT:
-        v = flat[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise FixedQMCError(f"{key} must be a positive number, got {v!r}")
-    if flat["system.n_atoms"] < 2:
-        raise FixedQMCError(f"system.n_atoms must be >= 2, got {flat['system.n_atoms']}")
+        check_choice(key, flat[key], allowed)
+    for key in POSITIVE_INT:
+        check_int(key, flat[key], 1)
+    if flat["method.blocks"] < 2:
+        raise FixedQMCError(f"method.blocks = {flat['method.blocks']}: the reblocked error bar "
+                            "of a stage needs at least 2 production blocks (use 10 or more "
+                            "for a reliable error bar)")
+    for key in NONNEGATIVE_INT:
+        check_int(key, flat[key], 0)
+    check_positive("method.step_size", flat["method.step_size"])
+    check_number("method.energy_cutoff", flat["method.energy_cutoff"], 0.0)
     taus = flat["method.taus"]
     if isinstance(taus, (int, float)) and not isinstance(taus, bool):
         taus = [taus]
         config["method"]["taus"] = taus
-    if not isinstance(taus, list) or not taus or not all(
-            isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t > 0
-            for t in taus):
-        raise FixedQMCError(f"method.taus must be a list of positive time steps (1/K), got {taus!r}")
+    if not isinstance(taus, list) or not taus:
+        raise FixedQMCError(f"method.taus must be a list of positive time steps, got {taus!r}")
+    for t in taus:
+        check_positive("method.taus", t)
     if not 0 < flat["method.target_acceptance"] < 1:
         raise FixedQMCError("method.target_acceptance must lie in (0, 1), got "
                             f"{flat['method.target_acceptance']!r}")
-    a_k = flat["trial.a_k"]
-    if not isinstance(a_k, list) or len(a_k) > 6 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in a_k):
-        raise FixedQMCError(f"trial.a_k must be a list of at most 6 numbers (a_0..a_5), got {a_k!r}")
-    for key in ("precision", "output", "system.potential", "tables.coef_format"):
-        if not isinstance(flat[key], str):
-            raise FixedQMCError(f"{key} must be a string, got {flat[key]!r}")
-    if not isinstance(flat["specialise"], bool):
-        raise FixedQMCError(f"specialise must be true or false, got {flat['specialise']!r}")
+    for key in ("precision", "output", "units"):
+        check_str(key, flat[key])
+    check_bool("specialise", flat["specialise"])
+    plugin = get_plugin(config["system"]["kind"])
+    plugin.units.factor(config["units"])  # a unit this system can show
+    if plugin.check is not None:
+        plugin.check(config)
+
+
+def energy_unit(config: dict) -> tuple[str, float]:
+    """The unit results are shown in and its factor from the system's energy unit."""
+    units = get_plugin(config["system"]["kind"]).units
+    name = config["units"] or units.energy
+    return name, units.factor(name)
 
 
 def input_hash(config: dict) -> str:
-    """Hash of everything that determines the results (all keys but ``output``,
-    ``specialise`` and ``units``, which change neither a bit nor a sample)."""
-    physics = {k: v for k, v in config.items() if k not in ("output", "specialise", "units")}
+    """Hash of everything that determines the results (all keys but ``output`` and
+    ``units``, which change neither a bit nor a sample).  ``specialise`` is included:
+    compiled-in formats let LLVM vectorise float sums, which may change float64 bits."""
+    physics = {k: v for k, v in config.items() if k not in ("output", "units")}
     return hashlib.sha256(json.dumps(physics, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,16 +1,22 @@
 """``fixedqmc run``: a complete VMC or DMC calculation from an input, with checkpoints.
 
-:func:`run` validates the input (:mod:`fixedqmc.run.config`), builds the system and the
-walkers, runs the method block by block and writes to the output folder:
+:func:`run` validates the input (:mod:`fixedqmc.run.config`), builds the system of its
+``system.kind`` through the registry (:mod:`fixedqmc.qmc.registry`; the runner knows no
+concrete system) and its starting walkers, runs the method block by block and writes to the
+output folder:
 
 ``trace.parquet`` / ``trace.csv``
-    one row per block (and per time step for a DMC series): energies (K), acceptance,
-    step size or time step, population.
+    one row per block (and per time step for a DMC series): energies and every named
+    energy part (the system's energy unit), acceptance, step size or time step,
+    population, DMC counts (node crossings, energy cuts, persistent walkers) and the
+    recompute drift diagnostics.
 ``summary.json``
-    energy and error bar (reblocked production blocks, :func:`fixedqmc.qmc.reblock`) in K
-    and in the chosen units, V and K parts, acceptance, the time-step series and its
-    extrapolation (DMC), formats of every kernel variable, overflow counts, timings,
-    versions, the input and its hash.
+    energy and error bar (reblocked production blocks, :func:`fixedqmc.qmc.reblock`) in
+    the system's unit and in the chosen ``units``, every energy part, acceptance, per-stage
+    checks (stationarity of the energy series, population within a factor 2 of the
+    target, counts of the DMC safeguards) with ``warnings``, the time-step series and its
+    extrapolation over the stages that passed their checks (DMC), formats of every kernel
+    variable, overflow counts, timings, versions, the input and its hash.
 ``checkpoint.pkl``
     the complete state after the last finished block, written atomically (temporary file
     + rename), so a run killed at any moment restarts from its last finished block and
@@ -37,49 +43,45 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.dmc import DMCSettings, dmc_block, start_dmc, timestep_extrapolation
 from fixedqmc.qmc.estimators import reblock
+from fixedqmc.qmc.registry import get_plugin, load_plugins
+from fixedqmc.qmc.state import ENERGY_COLUMNS_EXCLUDED
+from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import VMCSettings, start_vmc, vmc_block
-from fixedqmc.qmc.walkers import initial_walkers
-from fixedqmc.run.config import input_hash, load_config
-from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
-from fixedqmc.systems.helium.constants import HARTREE_K
-from fixedqmc.systems.helium.trial import PairProductParams
+from fixedqmc.run.config import energy_unit, input_hash, load_config
 
-UNIT_FACTORS = {"K": 1.0, "mK": 1e3, "hartree": 1.0 / HARTREE_K, "microhartree": 1e6 / HARTREE_K}
+__all__ = ["RunResult", "build_system", "estimate", "run", "stages", "vmc_settings"]
 CHECKPOINT = "checkpoint.pkl"
 
 
 # ------------------------------------------------------------------------ building --
-def build_system(config: dict, ranges: dict | None = None) -> HeliumCluster:
-    """The system of an input (validated config); ``ranges`` (a range profile's
-    ``{kernel: {variable: (lo, hi)}}``) size width-only fixed specs."""
-    s, t, tb = config["system"], config["trial"], config["tables"]
-    potential = s["potential"]
-    if ":" in potential:
-        from fixedqmc.tables.builtin import resolve_function
-        potential = resolve_function(potential)
-    params = PairProductParams(b=t["b"], a=t["a"], alpha=t["alpha"], a_k=tuple(t["a_k"]))
-    tables = TableSettings(r_min=tb["r_min"], r_max=tb["r_max"], n1=tb["n1"],
-                           n_seg=tb["n_seg"], n_bin=tb["n_bin"],
-                           coef_format=tb["coef_format"] or None)
-    return HeliumCluster(s["n_atoms"], potential, params, config["precision"],
-                         sources=config["kernels"], tables=tables, hbar2_2m=s["hbar2_2m"],
-                         seed=config["seed"], specialise=config["specialise"], ranges=ranges)
+def build_system(config: dict, ranges: dict | None = None):
+    """The system of an input (validated config), built by its kind's plugin; ``ranges``
+    (a range profile's ``{kernel: {variable: (lo, hi)}}``) size width-only fixed specs."""
+    load_plugins(config.get("plugins", []))  # worker processes import them anew
+    plugin = get_plugin(config["system"]["kind"])
+    return plugin.make(config, precision=config["precision"], ranges=ranges,
+                       seed=config["seed"], specialise=config["specialise"])
 
 
-def _vmc_settings(m: dict, blocks: int | None = None, equil: int | None = None) -> VMCSettings:
+def vmc_settings(m: dict, blocks: int | None = None, equil: int | None = None) -> VMCSettings:
+    """The VMC settings of an input's ``method`` section."""
     return VMCSettings(n_blocks=m["blocks"] if blocks is None else blocks,
                        equil_blocks=m["equil_blocks"] if equil is None else equil,
                        steps_per_block=m["steps_per_block"], step_size=m["step_size"],
-                       move=m["move"], target_acceptance=m["target_acceptance"])
+                       move=m["move"], target_acceptance=m["target_acceptance"],
+                       recompute_every=m["recompute_every"])
 
 
 def _dmc_settings(m: dict, tau: float) -> DMCSettings:
     return DMCSettings(tau=tau, n_blocks=m["blocks"], equil_blocks=m["equil_blocks"],
                        steps_per_block=m["steps_per_block"],
-                       target_population=m["target_population"] or None)
+                       target_population=m["target_population"] or m["walkers"],
+                       move=m["move"], energy_cutoff=float(m["energy_cutoff"]),
+                       max_age=m["max_age"], recompute_every=m["recompute_every"])
 
 
 @dataclass
@@ -94,10 +96,10 @@ class Stage:
 def stages(config: dict) -> list[Stage]:
     m = config["method"]
     if m["kind"] == "vmc":
-        return [Stage("vmc", "vmc", _vmc_settings(m))]
+        return [Stage("vmc", "vmc", vmc_settings(m))]
     out = []
     if m["vmc_blocks"]:
-        out.append(Stage("vmc", "vmc", _vmc_settings(m, blocks=m["vmc_blocks"], equil=0)))
+        out.append(Stage("vmc", "vmc", vmc_settings(m, blocks=m["vmc_blocks"], equil=0)))
     out += [Stage(f"dmc_tau{tau:g}", "dmc", _dmc_settings(m, tau)) for tau in m["taus"]]
     return out
 
@@ -134,22 +136,56 @@ def _check_folder(out: Path, digest: str) -> dict | None:
 
 
 # ------------------------------------------------------------------------- results --
-def estimate(rows: list[dict]) -> dict:
-    """Reblocked energy, parts and acceptance of the production blocks of one stage."""
+def _stationary(energies: np.ndarray) -> bool | None:
+    """Are the two halves of a production series consistent (means within 4 sigma of
+    each other, reblocked errors)?  None when there are too few blocks to tell (< 8)."""
+    if energies.size < 8:
+        return None
+    half = energies.size // 2
+    a, b = reblock(energies[:half]), reblock(energies[half:])
+    if not (np.isfinite(a.error) and np.isfinite(b.error)):
+        return None
+    return bool(abs(a.mean - b.mean) <= 4.0 * math.hypot(a.error, b.error))
+
+
+def estimate(rows: list[dict], target: int | None = None) -> dict:
+    """Reblocked energy, every energy part, acceptance and the checks of one stage's
+    production blocks: node crossings, energy cuts and persistent walkers (DMC, all
+    blocks), the largest recompute drift, whether the energy series is stationary and
+    whether the population stayed within a factor 2 of ``target``; ``warnings`` lists
+    what failed."""
     df = pd.DataFrame(rows)
     prod = df[df["phase"] == "production"] if "phase" in df else df
     if prod.empty:
         prod = df
-    out = {"blocks": int(len(prod))}
-    for col in ("energy", "potential", "kinetic"):
+    cols = [c for c in df.columns
+            if c not in ENERGY_COLUMNS_EXCLUDED and not c.startswith("recompute_")]
+    out: dict = {"blocks": int(len(prod)), "energy_columns": cols}
+    for col in cols:
         rb = reblock(prod[col].to_numpy())
         out[col] = rb.mean
         out[f"{col}_error"] = rb.error
         if col == "energy":
             out["error_converged"] = bool(rb.converged)
     out["acceptance"] = float(prod["acceptance"].mean())
+    warnings = []
+    for c in ("node_crossings", "energy_cuts", "persistent"):
+        if c in df:
+            out[c] = int(df[c].sum())
+    for c in df.columns:
+        if c.startswith("recompute_"):
+            out[f"{c}_max"] = float(df[c].max())
+    out["stationary"] = _stationary(prod["energy"].to_numpy())
+    if out["stationary"] is False:
+        warnings.append("the production energy series is not stationary (its halves "
+                        "differ by more than 4 sigma)")
     if "population" in prod:
         out["population"] = float(prod["population"].mean())
+        lo, hi = float(prod["population"].min()), float(prod["population"].max())
+        if target and not (target / 2 <= lo and hi <= 2 * target):
+            warnings.append(f"the population left [{target // 2}, {2 * target}] "
+                            f"(block means {lo:.0f} .. {hi:.0f}; target {target})")
+    out["warnings"] = warnings
     return out
 
 
@@ -163,10 +199,12 @@ def _versions() -> dict:
     return out
 
 
-def _convert(stage_est: dict, units: str) -> dict:
-    f = UNIT_FACTORS[units]
-    return {k: (v * f if k.split("_")[0] in ("energy", "potential", "kinetic")
-                and isinstance(v, float) else v) for k, v in stage_est.items()}
+def _convert(est: dict, factor: float) -> dict:
+    """Energies of a stage estimate (its ``energy_columns`` and their errors) times
+    ``factor``."""
+    cols = set(est.get("energy_columns", ("energy",)))
+    return {k: (v * factor if isinstance(v, float) and k.removesuffix("_error") in cols
+                else v) for k, v in est.items()}
 
 
 @dataclass
@@ -180,16 +218,16 @@ class RunResult:
     def table(self) -> pd.DataFrame:
         """The short table printed by the CLI: one row per stage, energies in the
         summary's units."""
-        units = self.summary["units"]
+        units, f = self.summary["units"], self.summary["unit_factor"]
         rows = []
         for name, est in self.summary["stages"].items():
-            e = _convert(est, units)
+            e = _convert(est, f)
             rows.append({"stage": name, f"energy ({units})": e["energy"],
                          f"error ({units})": e["energy_error"],
                          f"V ({units})": e["potential"], f"K ({units})": e["kinetic"],
                          "acceptance": e["acceptance"], "blocks": e["blocks"]})
         if "extrapolation" in self.summary:
-            x = _convert(self.summary["extrapolation"], units)
+            x = _convert(self.summary["extrapolation"], f)
             rows.append({"stage": "dmc tau->0", f"energy ({units})": x["energy"],
                          f"error ({units})": x["energy_error"]})
         return pd.DataFrame(rows)
@@ -236,6 +274,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
         return RunResult(pd.read_parquet(out / "trace.parquet"), summary, out)
 
     system = build_system(config, ranges)  # input errors are raised before anything is written
+    _check_moves(system, config)
     plan = stages(config)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -243,10 +282,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     if ck is None:
         seq = np.random.SeedSequence(config["seed"])
         rng = np.random.default_rng(seq)
-        s = config["system"]
-        walkers = initial_walkers(config["method"]["walkers"], s["n_atoms"], rng,
-                                  geometry=s["geometry"], spacing=s["spacing"],
-                                  jitter=s["jitter"])
+        walkers = system.initial_positions(config["method"]["walkers"], rng)
         ck = {"input_hash": digest, "stage": 0, "state": None, "done": {}, "positions": walkers,
               "rng": rng, "elapsed": 0.0, "overflow": {}}
     else:
@@ -275,7 +311,9 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
                 _atomic_write(out / CHECKPOINT, pickle.dumps(ck))
                 bar.update(1)
             ck["done"][stage.name] = {"kind": stage.kind, "rows": st.rows,
-                                      "tau": getattr(stage.settings, "tau", None)}
+                                      "tau": getattr(stage.settings, "tau", None),
+                                      "target": st.extra.get("target"),
+                                      "resampled_from": st.extra.get("resampled_from", 0)}
             ck["positions"] = st.positions
             ck["rng"] = st.rng
             ck["state"] = None
@@ -287,6 +325,21 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     result = _finish(config, digest, system, ck["done"], elapsed, out)
     (out / CHECKPOINT).unlink()
     return result
+
+
+def _check_moves(system, config: dict) -> None:
+    """DMC single-particle moves need the gradient at a proposed position: probe the
+    system once on two starting walkers, before any work."""
+    method = config["method"]
+    if method["kind"] != "dmc" or method["move"] != "single":
+        return
+    pos = system.initial_positions(2, np.random.default_rng(0))
+    walkers = Walkers(system.wrap(pos), None)
+    walkers.state = system.evaluate(walkers).state
+    if system.propose(walkers, 0, walkers.positions[:, 0].copy()).grad is None:
+        raise FixedQMCError(f"method.move = 'single' under DMC needs the gradient at a "
+                            f"proposed position, which system.kind "
+                            f"{config['system']['kind']!r} does not give; use method.move = 'all'")
 
 
 def _progress(total: int, initial: int, show: bool | None):
@@ -305,36 +358,43 @@ def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> Ru
         df.insert(0, "stage", name)
         frames.append(df)
     trace = pd.concat(frames, ignore_index=True)
-    stage_est = {name: estimate(d["rows"]) for name, d in done.items()}
-    summary = {"input_hash": digest, "units": config["units"], "energy_unit_stored": "K",
-               "stages": stage_est, "formats": system.formats(),
+    stage_est = {}
+    for name, d in done.items():
+        est = stage_est[name] = estimate(d["rows"], d.get("target"))
+        if d.get("resampled_from"):
+            est["resampled_from"] = d["resampled_from"]
+    units, factor = energy_unit(config)
+    summary = {"input_hash": digest, "system": config["system"]["kind"], "units": units,
+               "unit_factor": factor, "energy_unit_stored": system.units.energy,
+               "length_unit": system.units.length, "stages": stage_est, "formats": system.formats(),
                "overflow": {k: int(v) for k, v in system.log.events.items()},
                "overflow_total": int(system.log.total_events),
                "wall_time_s": elapsed, "versions": _versions(), "input": config}
-    dmc = [(d["tau"], stage_est[n]) for n, d in done.items() if d["kind"] == "dmc"]
+    dmc = [(d["tau"], n) for n, d in done.items() if d["kind"] == "dmc"]
     final = stage_est[list(done)[-1]]
+    summary["warnings"] = [f"{n}: {w}" for n, e in stage_est.items() for w in e["warnings"]]
     if len(dmc) >= 2:
-        x = timestep_extrapolation([t for t, _ in dmc], [e["energy"] for _, e in dmc],
-                                   [e["energy_error"] for _, e in dmc])
-        summary["extrapolation"] = {"energy": x["energy"], "energy_error": x["error"],
-                                    "slope": x["slope"], "chi2": x["chi2"]}
-        final = {"energy": x["energy"], "energy_error": x["error"]}
+        good = [(t, n) for t, n in dmc if not stage_est[n]["warnings"]]
+        if len(good) >= 2:
+            x = timestep_extrapolation([t for t, _ in good],
+                                       [stage_est[n]["energy"] for _, n in good],
+                                       [stage_est[n]["energy_error"] for _, n in good])
+            summary["extrapolation"] = {"energy": x["energy"], "energy_error": x["error"],
+                                        "slope": x["slope"], "chi2": x["chi2"],
+                                        "stages": [n for _, n in good]}
+            final = {"energy": x["energy"], "energy_error": x["error"]}
+        else:
+            summary["warnings"].append(
+                "no time-step extrapolation: fewer than two DMC stages passed their checks "
+                "(the energy is the last stage's)")
     summary["energy"] = final["energy"]
     summary["energy_error"] = final["energy_error"]
-    f = UNIT_FACTORS[config["units"]]
-    summary[f"energy_{config['units']}"] = final["energy"] * f
-    summary[f"energy_error_{config['units']}"] = final["energy_error"] * f
+    summary[f"energy_{units}"] = final["energy"] * factor
+    summary[f"energy_error_{units}"] = final["energy_error"] * factor
     trace.to_parquet(out / "trace.parquet.tmp", index=False)
     os.replace(out / "trace.parquet.tmp", out / "trace.parquet")
     trace.to_csv(out / "trace.csv.tmp", index=False)
     os.replace(out / "trace.csv.tmp", out / "trace.csv")
-    _atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=_json).encode())
+    _atomic_write(out / "summary.json", jsonio.dumps(summary, indent=2).encode())
     return RunResult(trace, summary, out)
 
-
-def _json(x):
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.floating,)):
-        return None if not math.isfinite(x) else float(x)
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

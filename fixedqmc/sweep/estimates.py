@@ -1,19 +1,19 @@
 """Reference sampling and the two estimates of a trial precision (seed 001, Sec. 3-4).
 
 :func:`sample_reference`
-    a float64 VMC run of the input (its ``method`` blocks and steps; all-atom or
-    single-atom moves as the input says, VMC also for DMC inputs) that keeps the walkers
-    at the end of every production block as *samples* (n_blocks, n_walkers, N, 3), their
-    float64 local energies, the run's energy and error, and the range profile of every
-    kernel variable on the samples (:mod:`fixedqmc.sweep.profile`).
+    a float64 VMC run of the input (its ``method`` blocks and steps; all-particle or
+    single-particle moves as the input says, VMC also for DMC inputs) that keeps the
+    walkers at the end of every production block as *samples* (n_blocks, n_walkers, N, 3),
+    their float64 local energies, the run's energy and error, and the range profile of
+    every kernel variable on the samples (:mod:`fixedqmc.sweep.profile`).
 :func:`paired_estimate`
     the local energy at the trial precision on exactly those samples: per block the mean
     over walkers of ``E_L(trial) - E_L(float64)``; the mean difference and its reblocked
     error (the *paired* error, far below either energy's own error because both share the
     same Monte Carlo noise), and the trial energy on the samples.  Only kernels that enter
-    the local energy show here (distance, potential, kinetic): the wave-function kernel
-    acts through sampling alone, so its paired difference is exactly zero by
-    construction; judge it with the full estimate.
+    the local energy show here: a kernel that acts through sampling alone (helium's
+    wave-function kernel) has a paired difference of exactly zero by construction; judge
+    it with the full estimate (the sweep reports no paired answer for it).
 :func:`full_estimate`
     sampling itself at the trial precision (acceptance from the emulated wave function):
     a complete VMC run with the same seed, its energy, error and acceptance; compared with
@@ -29,25 +29,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from fixedqmc.qmc.estimators import reblock
-from fixedqmc.qmc.vmc import VMCSettings, run_vmc, start_vmc
-from fixedqmc.qmc.walkers import initial_walkers
-from fixedqmc.run.runner import build_system
+from fixedqmc.qmc.system import Walkers
+from fixedqmc.qmc.vmc import run_vmc, start_vmc
+from fixedqmc.run.runner import build_system, vmc_settings
 from fixedqmc.sweep.profile import RangeProfile
-
-
-def vmc_settings(config: dict) -> VMCSettings:
-    m = config["method"]
-    return VMCSettings(n_blocks=m["blocks"], equil_blocks=m["equil_blocks"],
-                       steps_per_block=m["steps_per_block"], step_size=m["step_size"],
-                       move=m["move"], target_acceptance=m["target_acceptance"])
 
 
 def _start(config: dict, system):
     rng = np.random.default_rng(np.random.SeedSequence(config["seed"]))
-    s = config["system"]
-    walkers = initial_walkers(config["method"]["walkers"], s["n_atoms"], rng,
-                              geometry=s["geometry"], spacing=s["spacing"], jitter=s["jitter"])
-    settings = vmc_settings(config)
+    walkers = system.initial_positions(config["method"]["walkers"], rng)
+    settings = vmc_settings(config["method"])
     return start_vmc(system, walkers, settings, rng), settings
 
 
@@ -61,7 +52,7 @@ def _energy(st) -> tuple:
 @dataclass
 class Reference:
     """float64 samples, their local energies (n_blocks, n_walkers), the float64 run's
-    energy, error and acceptance (K), and the range profile."""
+    energy, error and acceptance (the system's energy unit), and the range profile."""
 
     samples: np.ndarray
     local_energy: np.ndarray
@@ -72,10 +63,11 @@ class Reference:
     wall_time: float
 
 
-def sample_reference(config: dict, progress=None) -> Reference:
-    """The float64 reference of ``config`` (validated input, see :mod:`fixedqmc.run`)."""
+def sample_reference(config: dict, progress=None, system=None) -> Reference:
+    """The float64 reference of ``config`` (validated input, see :mod:`fixedqmc.run`);
+    ``system``: its float64 system if already built."""
     t0 = time.perf_counter()
-    system = build_system({**config, "precision": "float64"})
+    system = system or build_system({**config, "precision": "float64"})
     st, settings = _start(config, system)
     samples, energies = [], []
 
@@ -101,10 +93,10 @@ def trial_system(config: dict, precision: str, profile: RangeProfile):
 
 
 def paired_estimate(system, reference: Reference) -> dict:
-    """Mean ``E_L(trial) - E_L(float64)`` over the reference samples (K) and its error."""
+    """Mean ``E_L(trial) - E_L(float64)`` over the reference samples and its error."""
     diffs, energies = [], []
     for b, batch in enumerate(reference.samples):
-        ev = system.evaluate(batch, step=b)
+        ev = system.evaluate(Walkers(batch, None), step=b)
         e = ev.local_energy
         diffs.append(float(np.mean(e - reference.local_energy[b])))
         energies.append(float(np.mean(e)))

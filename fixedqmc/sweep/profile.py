@@ -35,8 +35,8 @@ class RangeProfile:
 
     @classmethod
     def from_system(cls, system, batches) -> "RangeProfile":
-        """Profile ``system`` (a :class:`HeliumCluster`) on configuration batches (each
-        (n_walkers, N, 3)): the union of the ranges over all batches."""
+        """Profile ``system`` (any system: its ``profile`` method) on configuration batches
+        (each (n_walkers, N, 3)): the union of the ranges over all batches."""
         merged: dict = {}
         for b, batch in enumerate(batches):
             for k, vars_ in system.profile(batch, step=b).items():
@@ -86,4 +86,7 @@ class RangeProfile:
 
     @classmethod
     def from_json(cls, data: dict) -> "RangeProfile":
-        return cls({k: {v: tuple(s) for v, s in vs.items()} for k, vs in data.items()})
+        """Inverse of :meth:`to_json`; a null (strict JSON of a non-finite value, e.g. the
+        smallest nonzero magnitude of a variable that was always zero) reads as inf."""
+        return cls({k: {v: tuple(np.inf if x is None else x for x in s)
+                        for v, s in vs.items()} for k, vs in data.items()})

@@ -11,8 +11,14 @@ kernel set, and estimates the energy change (:mod:`fixedqmc.sweep.estimates`):
 ``both``    the two.
 
 The answer per kernel set: **the narrowest width W such that, at W and at every wider
-width of the sweep, |difference| + 2 sigma <= tolerance** (difference and sigma of the
-paired estimate, or of the full one in ``full`` mode).  None if no width qualifies.
+width of the sweep, |difference| + 2 sigma <= tolerance**, judged by the paired estimate
+in ``paired`` mode, by the full estimate in ``full`` mode, and in ``both`` mode by both
+(the narrowest width that passes both rules; each rule's own answer is reported too).
+None if no width qualifies.  A kernel set whose paired difference is exactly zero at every
+width acts only through sampling (helium's wave-function kernel): the paired estimate
+cannot see it, so no paired answer is reported for it (``note`` says so; use ``full``).
+The tolerance, table and figure are in the system's energy unit, or in ``units`` (any unit
+the system converts to, e.g. mK or hartree for helium).
 
 Points are independent tasks: a local process pool by default, or a Dask cluster (a
 ``dask.distributed.Client``, or ``scheduler="tcp://host:port"``).  Each finished point is
@@ -37,9 +43,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.run.config import input_hash, load_config
-from fixedqmc.systems.helium.cluster import KERNEL_NAMES
 
 MODES = ("paired", "full", "both")
 MAX_WIDTH = 64
@@ -89,10 +95,11 @@ def parse_widths(text) -> list[int]:
     return sorted(set(widths))
 
 
-def parse_kernels(text) -> list[str]:
-    """Kernel sets: names of the system's kernels or ``all``, comma separated."""
+def parse_kernels(text, kernel_names) -> list[str]:
+    """Kernel sets: names of the system's kernels (``kernel_names``) or ``all``, comma
+    separated."""
     names = [k.strip() for k in text.split(",")] if isinstance(text, str) else list(text)
-    allowed = (*KERNEL_NAMES, "all")
+    allowed = (*kernel_names, "all")
     bad = [k for k in names if k not in allowed]
     if bad or not names:
         raise FixedQMCError(f"kernel(s) {bad or text!r} not in this system; choose from "
@@ -174,9 +181,27 @@ class SweepResult:
     output: Path
 
 
+ESTIMATE_COLUMNS = {"paired": ("paired_diff", "paired_error"),
+                    "full": ("full_diff", "full_diff_error")}
+
+
+def paired_blind(rows: pd.DataFrame) -> bool:
+    """True when the paired difference and its error are exactly zero at every fixed
+    width: the kernel set acts only through sampling."""
+    fixed = rows.dropna(subset=["width"])
+    return bool(len(fixed)) and bool((fixed.paired_diff == 0).all()
+                                     and (fixed.paired_error == 0).all())
+
+
 def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str) -> int | None:
-    """The rule of the module docstring on one kernel set's fixed rows."""
-    d, e = ("full_diff", "full_diff_error") if mode == "full" else ("paired_diff", "paired_error")
+    """The rule of the module docstring on one kernel set's fixed rows, for one estimate
+    (``paired`` or ``full``; ``both``: the wider of the two answers, None if either is)."""
+    if mode == "both":
+        ws = [narrowest_width(rows, tolerance, m) for m in ("paired", "full")]
+        return None if None in ws else max(ws)
+    if mode == "paired" and paired_blind(rows):
+        return None
+    d, e = ESTIMATE_COLUMNS[mode]
     fixed = rows.dropna(subset=["width"]).sort_values("width")
     ok = (fixed[d].abs() + 2 * fixed[e] <= tolerance).to_numpy()
     best = None
@@ -190,19 +215,28 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str) -> int | No
 def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01,
           mode: str = "paired", sets=(), overrides: dict | None = None, output=None,
           workers: int | None = None, client=None, scheduler: str | None = None,
-          float32: bool = True, progress: bool | None = None) -> SweepResult:
+          float32: bool = True, progress: bool | None = None, units: str | None = None
+          ) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
-    ``tolerance`` is in kelvin.  ``output`` defaults to ``<input output>/sweep``.
-    ``workers``: local worker processes (default 2, 1 = in this process).
+    ``tolerance`` is in ``units`` (default: the system's energy unit, K for helium).
+    ``output`` defaults to ``<input output>/sweep``.  ``workers``: local worker processes
+    (default 2, 1 = in this process).
     """
+    from fixedqmc.run.runner import build_system
     if mode not in MODES:
         raise FixedQMCError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
-        raise FixedQMCError(f"--tolerance must be a positive energy (K), got {tolerance!r}")
+        raise FixedQMCError(f"--tolerance must be a positive energy, got {tolerance!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
     widths = parse_widths(widths)
-    kernel_sets = parse_kernels(kernels)
     config = load_config(path, sets, overrides)
+    system = build_system({**config, "precision": "float64"})
+    kernel_sets = parse_kernels(kernels, tuple(system.kernels))
+    unit = units or system.units.energy
+    system.units.factor(unit)  # one the system converts to
     out = Path(output or Path(config["output"]) / "sweep")
     client = _client(scheduler) if scheduler is not None else client
     meta = {"input_hash": input_hash(config), "mode": mode}
@@ -210,7 +244,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     (out / "points").mkdir(parents=True, exist_ok=True)
     (out / "meta.json").write_text(json.dumps(meta))
 
-    reference = _reference(config, out)
+    reference = _reference(config, out, system)
     tasks = [Point(k, w) for k in kernel_sets for w in widths]
     if float32:
         tasks += [Point(k, None) for k in kernel_sets]
@@ -219,11 +253,11 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     try:
         for row in _execute(todo, config, reference, mode, workers or 2, client):
             key = Point(row["kernels"], row["width"]).key
-            _atomic_text(out / "points" / f"{key}.json", json.dumps(row))
+            _atomic_text(out / "points" / f"{key}.json", jsonio.dumps(row))
             bar.update(1)
     finally:
         bar.close()
-    return _finish(config, tasks, reference, tolerance, mode, out)
+    return _finish(config, tasks, reference, tolerance, mode, out, unit)
 
 
 def _check_folder(out: Path, meta: dict) -> None:
@@ -250,63 +284,106 @@ def _bar(total, initial, show):
                 disable=not (sys.stderr.isatty() if show is None else show))
 
 
-def _reference(config, out: Path):
+def _reference(config, out: Path, system):
     from fixedqmc.sweep.estimates import sample_reference
     p = out / "reference.pkl"
     if p.exists():
         return pickle.loads(p.read_bytes())
-    ref = sample_reference(config)
+    ref = sample_reference(config, system=system)
     tmp = p.with_name(p.name + ".tmp")
     tmp.write_bytes(pickle.dumps(ref))
     os.replace(tmp, p)
     return ref
 
 
-def _finish(config, tasks, reference, tolerance, mode, out: Path) -> SweepResult:
+def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str) -> list[dict]:
+    answers = []
+    for k, grp in table.groupby("kernels", sort=False):
+        row = {"kernels": k, "narrowest_width": narrowest_width(grp, tolerance, mode),
+               "mode": mode, "tolerance": tolerance, "energy_unit": unit,
+               "rule": "|diff| + 2 sigma <= tolerance at this and every wider width", "note": ""}
+        if mode == "both":
+            for m in ("paired", "full"):
+                row[f"narrowest_width_{m}"] = narrowest_width(grp, tolerance, m)
+        if mode in ("paired", "both") and paired_blind(grp):
+            row["note"] = ("the paired estimate cannot see this kernel set (its difference is "
+                           "exactly zero: it acts only through sampling); judge it with mode "
+                           "full")
+        widths = grp.width.dropna()
+        if row["narrowest_width"] is not None and row["narrowest_width"] == widths.min():
+            row["note"] = (row["note"] + "; " if row["note"] else "") + (
+                "the narrowest tested width passes: narrower widths were not tried")
+        answers.append(row)
+    return answers
+
+
+#: energy columns of a sweep point (converted to the sweep's unit in the table)
+ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy_error",
+                  "full_energy", "full_error", "full_diff", "full_diff_error")
+
+
+def _finish(config, tasks, reference, tolerance, mode, out: Path, unit: str) -> SweepResult:
+    from fixedqmc.qmc.registry import get_plugin
+    f = get_plugin(config["system"]["kind"]).units.factor(unit)
     rows = [json.loads((out / "points" / f"{p.key}.json").read_text()) for p in tasks]
     table = pd.DataFrame(rows)
     table["width"] = table["width"].astype("Int64")
-    answers = []
-    for k, grp in table.groupby("kernels", sort=False):
-        answers.append({"kernels": k, "narrowest_width": narrowest_width(grp, tolerance, mode),
-                        "tolerance_K": tolerance, "rule": "|diff| + 2 sigma <= tolerance at "
-                        "this and every wider width", "mode": mode})
+    for c in ENERGY_COLUMNS:
+        if c in table:
+            table[c] = table[c] * f
+    answers = _answers(table, tolerance, mode, unit)
     answer = pd.DataFrame(answers)
-    summary = {"input_hash": input_hash(config), "mode": mode, "tolerance_K": tolerance,
-               "float64_energy_K": reference.energy, "float64_error_K": reference.error,
-               "float64_acceptance": reference.acceptance, "samples": list(reference.samples.shape),
-               "answer": answers, "profile": reference.profile.to_json(), "input": config}
+    summary = {"input_hash": input_hash(config), "mode": mode, "energy_unit": unit,
+               "tolerance": tolerance, "float64_energy": reference.energy * f,
+               "float64_error": reference.error * f, "float64_acceptance": reference.acceptance,
+               "samples": list(reference.samples.shape), "answer": answers,
+               "profile": reference.profile.to_json(), "input": config}
     table.to_parquet(out / "sweep.parquet", index=False)
     table.to_csv(out / "sweep.csv", index=False)
     reference.profile.frame().to_csv(out / "profile.csv", index=False)
-    _atomic_text(out / "answer.json", json.dumps(summary, indent=2, default=float))
-    plot_sweep(table, tolerance, mode, out / "sweep.png")
+    _atomic_text(out / "answer.json", jsonio.dumps(summary, indent=2))
+    plot_sweep(table, tolerance, mode, out / "sweep.png", unit=unit, answers=answers)
     return SweepResult(table, answer, summary, out)
 
 
-def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None):
-    """|energy difference| vs width (log axis) per kernel set, error bars, tolerance band;
-    float32 rows as horizontal dotted lines.  Returns the matplotlib figure."""
+def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
+               unit: str = "K", answers: list | None = None):
+    """What the answer rule uses, ``|diff| + 2 sigma``, vs width (log axis) per kernel set
+    (``both``: paired solid, full dashed), the tolerance line, each set's chosen width as
+    a vertical dotted line, float32 rows as horizontal dotted lines; the y axis spans the
+    data.  Returns the matplotlib figure."""
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    d, e = ("full_diff", "full_diff_error") if mode == "full" else ("paired_diff", "paired_error")
+    estimates = ("paired", "full") if mode == "both" else (mode,)
+    chosen = {a["kernels"]: a["narrowest_width"] for a in answers or ()}
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    ys = [tolerance]
     for k, grp in table.groupby("kernels", sort=False):
         fx = grp.dropna(subset=["width"]).sort_values("width")
-        y = fx[d].abs().to_numpy(float)
-        line = ax.errorbar(fx.width.astype(int), np.maximum(y, 1e-12), yerr=fx[e].to_numpy(float),
-                           marker="o", ms=4, capsize=2, label=k)
-        f32 = grp[grp.width.isna()]
-        if len(f32):
-            ax.axhline(max(abs(float(f32[d].iloc[0])), 1e-12), ls=":",
-                       color=line[0].get_color(), lw=1, label=f"{k} float32")
-    ax.axhspan(1e-12, tolerance, color="green", alpha=0.08, label=f"tolerance {tolerance:g} K")
-    ax.axhline(tolerance, color="green", lw=1)
+        color = None
+        for m, style in zip(estimates, ("-", "--")):
+            d, e = ESTIMATE_COLUMNS[m]
+            if m == "paired" and paired_blind(grp):
+                continue
+            y = (fx[d].abs() + 2 * fx[e]).to_numpy(float)
+            line, = ax.plot(fx.width.astype(int), y, style, marker="o", ms=4, color=color,
+                            label=f"{k} ({m})")
+            color = line.get_color()
+            ys += [v for v in y if v > 0]
+            f32 = grp[grp.width.isna()]
+            if len(f32):
+                v = abs(float(f32[d].iloc[0])) + 2 * float(f32[e].iloc[0])
+                ax.axhline(v, ls=":", color=color, lw=1, label=f"{k} float32 ({m})")
+                ys += [v] if v > 0 else []
+        if chosen.get(k) is not None:
+            ax.axvline(chosen[k], ls=":", color=color, lw=1.5)
+    ax.axhline(tolerance, color="green", lw=1.2, label=f"tolerance {tolerance:g} {unit}")
     ax.set_yscale("log")
-    ax.set_xlabel("word width W (bits)")
-    ax.set_ylabel(f"|E(fixed:W) - E(float64)| (K), {mode}")
+    ax.set_ylim(min(ys) / 3, max(ys) * 3)
+    ax.set_xlabel("word width W (bits); dotted vertical: the chosen width")
+    ax.set_ylabel(f"|E(fixed:W) - E(float64)| + 2 sigma ({unit})")
     ax.legend(fontsize=8, ncol=2)
     ax.grid(alpha=0.3)
     fig.tight_layout()

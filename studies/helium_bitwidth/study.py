@@ -43,8 +43,8 @@ def run_case(name: str, widths: str, kernels: str, mode: str, seeds, workers: in
                     output=out / name / f"seed{seed}", widths=widths, kernels=kernels,
                     tolerance=TOLERANCE, mode=mode, workers=workers, float32=float32)
         ans = res.answer.assign(case=name, seed=seed,
-                                float64_energy_K=res.summary["float64_energy_K"],
-                                float64_error_K=res.summary["float64_error_K"])
+                                float64_energy_K=res.summary["float64_energy"],
+                                float64_error_K=res.summary["float64_error"])
         rows.append(ans)
     return pd.concat(rows, ignore_index=True)
 
@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     spread = answer.groupby(["case", "kernels"]).narrowest_width.agg(["min", "max"])
     with pd.option_context("display.width", 160):
         print(f"narrowest word width with |dE| + 2 sigma <= {TOLERANCE} K "
-              f"({'paired' if args.reduced else 'full'} estimate; spread over seeds):")
+              f"({'paired estimate' if args.reduced else 'paired and full estimates both'};"
+              " spread over seeds):")
         print(spread.rename(columns={"min": "min over seeds", "max": "max over seeds"}))
     return 0
 

@@ -6,7 +6,7 @@ import pytest
 from fixedqmc.qmc import reblock
 from fixedqmc.qmc.dmc import DMCSettings, run_dmc, start_dmc, timestep_extrapolation
 from fixedqmc.qmc.vmc import VMCSettings, run_vmc, start_vmc
-from fixedqmc.qmc.walkers import initial_walkers
+from fixedqmc.systems.helium.walkers import initial_walkers
 from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
 from fixedqmc.systems.helium.dimer import dimer_ground_state, dimer_vmc_energy
 from tests.qmc.toy import PARAMS, toy_potential

@@ -16,6 +16,13 @@ DMC = {"method": {"kind": "dmc", "taus": [0.01, 0.005], "vmc_blocks": 1, "blocks
                   "equil_blocks": 1}}
 
 
+def strict_json(path):
+    """Load a JSON file with a strict parser (NaN / Infinity tokens are errors)."""
+    def refuse(token):
+        raise ValueError(f"{path.name}: non-standard JSON token {token}")
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
 def small(tmp_path, name, extra=None, precision="float64"):
     cfg = {**SMALL, "output": str(tmp_path / name), "precision": precision}
     if extra:
@@ -29,8 +36,9 @@ def test_outputs_and_summary(tmp_path):
     trace = pd.read_parquet(out / "trace.parquet")
     assert len(trace) == 6 and set(trace.phase) == {"equilibration", "production"}
     pd.testing.assert_frame_equal(pd.read_csv(out / "trace.csv"), trace, check_dtype=False)
-    s = json.loads((out / "summary.json").read_text())
+    s = strict_json(out / "summary.json")
     assert s["energy"] == res.summary["energy"] and np.isfinite(s["energy_error"])
+    assert s["units"] == "K" and s["system"] == "helium" and s["warnings"] == []
     assert s["formats"]["potential.sum"] == "float64"
     assert s["input"]["system"]["n_atoms"] == 3 and "numba" in s["versions"]
     assert not (out / "checkpoint.pkl").exists()
@@ -75,6 +83,9 @@ def test_refuses_to_resume_a_different_input(tmp_path):
     (["system.potential='XYZ'"], "XYZ"),
     (["trial.a=0.0", "trial.b=0.0", "trial.a_k=[0,0,0,0,0,-118.8]"], "normalis"),
     (["precision='kinetic.nope=fixed:32'"], "nope"),
+    (["method.kind='dmc'", "method.move='single'"], "move = 'single'.*helium"),
+    (["method.blocks=1"], "at least 2"),
+    (["method.kind='dmc'", "method.taus=[0.01, 0.005]", "method.blocks=1"], "method.blocks"),
 ])
 def test_bad_input_fails_before_writing(tmp_path, sets, match):
     out = tmp_path / "bad"

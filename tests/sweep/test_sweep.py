@@ -1,6 +1,7 @@
 """Sweeps: the paired estimate's trend, resume, Dask equality, figure and bad input."""
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -8,7 +9,7 @@ import pytest
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.sweep import sweep
-from fixedqmc.sweep.sweep import narrowest_width, parse_kernels, parse_widths
+from fixedqmc.sweep.sweep import narrowest_width, paired_blind, parse_kernels, parse_widths
 
 SMALL = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
          "method": {"walkers": 12, "blocks": 8, "equil_blocks": 2, "steps_per_block": 6}}
@@ -32,11 +33,13 @@ def test_paired_difference_shrinks_with_width_and_vanishes_when_wide(small_sweep
         assert d[0] > 3 * e[0]  # 20 bits: a real, resolved shift
         assert d[0] > d[1] > d[2]  # shrinks as the width grows
         assert d[3] < max(3 * e[3], 1e-9)  # 56 bits: zero for any physical tolerance
-        assert (e < 0.2 * small_sweep.summary["float64_error_K"]).all()  # paired << own error
+        assert (e < 0.2 * small_sweep.summary["float64_error"]).all()  # paired << own error
 
 
 def test_answer_rule_and_outputs(small_sweep, tmp_path):
     out = small_sweep.output
+    from tests.qmc.test_run import strict_json
+    assert strict_json(out / "answer.json")["energy_unit"] == "K"
     for name in ("sweep.parquet", "sweep.csv", "answer.json", "sweep.png", "profile.csv"):
         assert (out / name).exists()
     answer = json.loads((out / "answer.json").read_text())["answer"]
@@ -99,7 +102,7 @@ def test_bad_widths(text, match):
 
 def test_bad_kernel_and_tolerance(tmp_path):
     with pytest.raises(FixedQMCError, match="jastrow"):
-        parse_kernels("potential,jastrow")
+        parse_kernels("potential,jastrow", ("distance", "potential"))
     with pytest.raises(FixedQMCError, match="tolerance"):
         sweep(overrides=SMALL, widths="20", tolerance=-1.0)
 
@@ -111,3 +114,32 @@ def test_full_mode_and_float32_row(tmp_path):
     assert set(t.precision) == {"default=float64,potential=fixed:24", "float32"}
     assert np.isfinite(t.full_energy).all() and (t.full_acceptance > 0).all()
     assert (t.full_diff_error >= t.paired_error).all()
+
+
+def test_units_convert_table_tolerance_and_answer(small_sweep, tmp_path):
+    """The same finished points reported in mK: the table is 1000x, the tolerance is read
+    in mK, and so the answer equals the one in K at a 1000x tolerance."""
+    folder = tmp_path / "mk"
+    shutil.copytree(small_sweep.output, folder)  # finished points: only the report is redone
+    res = sweep(overrides=SMALL, output=folder, widths="20,28,36,56", kernels="all,potential",
+                workers=1, float32=False, progress=False, units="mK", tolerance=10.0)
+    assert res.summary["energy_unit"] == "mK"
+    np.testing.assert_allclose(res.table.paired_diff, 1e3 * small_sweep.table.paired_diff)
+    assert res.answer.narrowest_width.tolist() == small_sweep.answer.narrowest_width.tolist()
+    with pytest.raises(FixedQMCError, match="units = 'eV'"):
+        sweep(overrides=SMALL, output=folder, widths="20", units="eV",
+              workers=1, progress=False)
+
+
+def test_both_mode_needs_both_rules_and_blind_kernels_get_no_paired_answer():
+    rows = pd.DataFrame({"width": [16, 24, 32], "paired_diff": [0.5, 0.001, 0.0],
+                         "paired_error": [0.0, 0.001, 0.0], "full_diff": [0.5, 0.02, 0.0],
+                         "full_diff_error": [0.01, 0.001, 0.001]})
+    assert narrowest_width(rows, 0.01, "paired") == 24
+    assert narrowest_width(rows, 0.01, "full") == 32
+    assert narrowest_width(rows, 0.01, "both") == 32  # the wider of the two
+    blind = rows.assign(paired_diff=0.0, paired_error=0.0)
+    assert paired_blind(blind) and not paired_blind(rows)
+    assert narrowest_width(blind, 0.01, "paired") is None
+    assert narrowest_width(blind, 0.01, "both") is None
+    assert narrowest_width(blind, 0.01, "full") == 32

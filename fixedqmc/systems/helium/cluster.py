@@ -2,9 +2,11 @@
 
 :class:`HeliumCluster` bundles the Hamiltonian (``N`` atoms, a pair potential, Eq. 8-9 of
 HAQMC, seed 002) and the pair-product trial function (Eq. 11-17) with the compiled kernels
-of :mod:`fixedqmc.systems.helium.kernels`.  Drivers (:mod:`fixedqmc.qmc`) only call
-:meth:`HeliumCluster.evaluate` and :meth:`HeliumCluster.atom_move`; they never see a
-precision.
+of :mod:`fixedqmc.systems.helium.kernels`, and implements the system protocol
+(:mod:`fixedqmc.qmc.system`): drivers call :meth:`HeliumCluster.evaluate`,
+:meth:`~HeliumCluster.propose` (single-atom moves through :meth:`atom_move`),
+:meth:`~HeliumCluster.accept` and :meth:`~HeliumCluster.wrap` (centre of mass); they never
+see a precision.  psi > 0 (bosons): the sign is always +1 and there is no per-walker state.
 
 Units: positions in angstrom, energies in kelvin, ``hbar2_2m`` in K A**2.
 
@@ -46,8 +48,10 @@ from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
+from fixedqmc.qmc.system import Evaluation, Proposal, Units, Walkers
+from fixedqmc.systems.helium.walkers import centre, initial_walkers
 from fixedqmc.systems.helium import kernels as K
-from fixedqmc.systems.helium.constants import HBAR2_2M
+from fixedqmc.systems.helium.constants import HARTREE_K, HBAR2_2M
 from fixedqmc.systems.helium.potentials import get_potential
 from fixedqmc.systems.helium.trial import (DEFAULT_PAIR_PARAMS, PairProductParams, dt2,
                                            pair_laplacian_term, t2)
@@ -81,23 +85,18 @@ class TableSettings:
                                 f"r_max={self.r_max!r}")
 
 
-@dataclass
-class Evaluation:
-    """Kernel results for a batch of configurations (float64, per walker).
+#: kelvin, angstrom; results can also be shown in mK, hartree and microhartree
+UNITS = Units("K", "A", {"mK": 1e3, "hartree": 1.0 / HARTREE_K,
+                         "microhartree": 1e6 / HARTREE_K})
 
-    ``ln_psi`` (n_w,), ``potential`` and ``kinetic`` (K, n_w; NaN when not computed),
-    ``grad`` (n_w, N, 3) of ln psi in 1/A (None without kinetic), ``outside`` (n_w,) pairs
-    beyond the trial function's support."""
 
-    ln_psi: np.ndarray
-    potential: np.ndarray
-    kinetic: np.ndarray
-    grad: np.ndarray | None
-    outside: np.ndarray
+@dataclass(frozen=True)
+class StartSettings:
+    """Starting configurations (:func:`fixedqmc.systems.helium.walkers.initial_walkers`)."""
 
-    @property
-    def local_energy(self) -> np.ndarray:
-        return self.potential + self.kinetic
+    geometry: str = "lattice"
+    spacing: float = 4.2334
+    jitter: float = 0.1
 
 
 def _pad(lo: float, hi: float) -> tuple[float, float]:
@@ -157,11 +156,13 @@ class HeliumCluster:
     """
 
     kernel_names = KERNEL_NAMES
+    units = UNITS
 
     def __init__(self, n_atoms: int, potential="SAPT2", params: PairProductParams = DEFAULT_PAIR_PARAMS,
                  precision="float64", *, sources: dict | None = None,
                  tables: TableSettings = TableSettings(), hbar2_2m: float = HBAR2_2M,
-                 ranges: dict | None = None, seed: int = 0, specialise: bool = False):
+                 ranges: dict | None = None, seed: int = 0, specialise: bool = False,
+                 start: StartSettings = StartSettings()):
         if isinstance(n_atoms, bool) or not isinstance(n_atoms, (int, np.integer)) or n_atoms < 2:
             raise FixedQMCError(f"n_atoms must be an integer >= 2, got {n_atoms!r}")
         if not isinstance(params, PairProductParams):
@@ -170,6 +171,7 @@ class HeliumCluster:
         if not (math.isfinite(hbar2_2m) and hbar2_2m > 0):
             raise FixedQMCError(f"hbar2_2m must be a positive number (K A^2), got {hbar2_2m!r}")
         self.n_atoms = int(n_atoms)
+        self.start = start
         self.potential_name = potential if isinstance(potential, str) else getattr(
             potential, "__name__", "user potential")
         self.potential_spec = potential
@@ -361,6 +363,44 @@ class HeliumCluster:
                                 "must be finite")
         return pos
 
+    # -- the system protocol (fixedqmc.qmc.system) ---------------------------------------
+    @property
+    def n_particles(self) -> int:
+        return self.n_atoms
+
+    @property
+    def kernels(self) -> dict:
+        return self.specs
+
+    def initial_positions(self, n_walkers: int, rng: np.random.Generator) -> np.ndarray:
+        """Starting configurations (A) after :attr:`start` (lattice or random cluster)."""
+        st = self.start
+        return initial_walkers(n_walkers, self.n_atoms, rng, geometry=st.geometry,
+                               spacing=st.spacing, jitter=st.jitter)
+
+    @staticmethod
+    def wrap(positions: np.ndarray) -> np.ndarray:
+        """Centre each walker on its centre of mass (H and psi are translation invariant;
+        fixed-point position formats then need only the cluster's extent)."""
+        return centre(positions)
+
+    def propose(self, walkers, i: int, new, *, step: int = 0) -> Proposal:
+        """Move atom ``i`` to ``new`` (n_w, 3): ln|psi'/psi| from the wave-function kernel
+        (O(N) per walker).  psi > 0 (bosons): sign +1; no gradient at the new position."""
+        new = np.asarray(new, np.float64).reshape(-1, 3)
+        delta, outside = self.atom_move(walkers.positions, i, new, step=step)
+        return Proposal(new, delta, np.ones_like(delta), None, outside)
+
+    @staticmethod
+    def accept(walkers, i: int, mask, proposal: Proposal) -> None:
+        """Commit the move of the masked walkers (no per-walker state to update)."""
+        walkers.positions[mask, i] = proposal.new[mask]
+
+    @staticmethod
+    def recompute(walkers, *, step: int = 0) -> dict:
+        """Nothing is updated incrementally: every evaluation is a full one."""
+        return {}
+
     def _step_seed(self, step: int) -> int:
         """Seed of the stochastic-rounding stream of MC step ``step``."""
         return int(np.random.SeedSequence([self.seed, int(step)]).generate_state(1, np.uint64)[0])
@@ -368,12 +408,13 @@ class HeliumCluster:
     def _contexts(self, seed: int) -> tuple:
         return tuple(self.precisions[k].context(seed) for k in KERNEL_NAMES)
 
-    def evaluate(self, positions, *, potential: bool = True, kinetic: bool = True,
+    def evaluate(self, walkers, *, potential: bool = True, kinetic: bool = True,
                  step: int = 0) -> Evaluation:
-        """ln psi, V, kinetic energy and grad ln psi of every walker (see :class:`Evaluation`).
-
-        ``step`` selects the stochastic-rounding stream (use the MC step index)."""
-        pos = self.check_positions(positions)
+        """ln psi, the parts ``potential`` and ``kinetic`` of the local energy (K; NaN when
+        not computed) and grad ln psi (1/A) of every walker, for :class:`Walkers` or a
+        (n_w, N, 3) position array; ``outside`` counts pairs beyond the trial function's
+        support.  ``step`` selects the stochastic-rounding stream (the MC step index)."""
+        pos = self.check_positions(getattr(walkers, "positions", walkers))
         kp = self.precisions
         nw, n = pos.shape[:2]
         seed = self._step_seed(step)
@@ -404,7 +445,9 @@ class HeliumCluster:
             grad = kp["kinetic"].decode("grad", out_grad)
         else:
             kin, grad = nan, None
-        return Evaluation(kp["wavefunction"].decode("sum", out_w), v, kin, grad, out_out)
+        ln_psi = kp["wavefunction"].decode("sum", out_w)
+        return Evaluation(ln_psi, np.ones_like(ln_psi), grad, {"potential": v, "kinetic": kin},
+                          out_out, {})
 
     def atom_move(self, positions, atom: int, new, *, step: int = 0):
         """``(delta ln psi, outside)`` for moving atom ``atom`` of every walker to ``new``

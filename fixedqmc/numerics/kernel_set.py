@@ -1,0 +1,93 @@
+"""The named kernels of a system at one precision: what a system needs to run its
+one-source kernels (:mod:`fixedqmc.numerics.kernel`) at any precision spec.
+
+A :class:`KernelSet` resolves a precision spec over a system's kernels (each a
+:class:`KernelSpec` with named variables and declared ranges), gives each kernel call its
+context (the stochastic-rounding stream of MC step ``step``), encodes inputs, decodes
+outputs, records overflow events in one :class:`OverflowLog`, lists every variable's format
+and profiles ranges.  Fixed-point kernels run with run-time formats by default (one
+compilation for every width: what sweeps need), float kernels in their own type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fixedqmc.numerics.kernel import KernelPrecision
+from fixedqmc.numerics.overflow import OverflowLog
+from fixedqmc.numerics.policy import parse_precision
+
+
+def step_seed(seed: int, step: int) -> int:
+    """Seed of the stochastic-rounding stream of MC step ``step`` of a run seeded ``seed``."""
+    return int(np.random.SeedSequence([int(seed), int(step)]).generate_state(1, np.uint64)[0])
+
+
+def host_stats(x) -> tuple:
+    """``(min, max, max |x|, min nonzero |x|)`` of an array (a kernel input's profile)."""
+    x = np.asarray(x, np.float64)
+    a = np.abs(x)
+    nz = a[a > 0]
+    return (float(x.min()), float(x.max()), float(a.max()),
+            float(nz.min()) if nz.size else float("inf"))
+
+
+class KernelSet:
+    """Kernels ``{name: KernelSpec}`` resolved at ``precision`` (a spec string or policy);
+    ``ranges`` ``{kernel: {variable: (lo, hi)}}`` (a range profile) size width-only specs;
+    ``runtime``: fixed kernels read their formats at run time (default)."""
+
+    def __init__(self, specs: dict, precision="float64", *, ranges: dict | None = None,
+                 seed: int = 0, runtime: bool = True):
+        self.specs = dict(specs)
+        self.policy = parse_precision(precision)
+        self.policy.check_kernels({k: s.names for k, s in self.specs.items()})
+        ranges = ranges or {}
+        self.precisions: dict[str, KernelPrecision] = {}
+        for name, spec in self.specs.items():
+            kp = spec.resolve(self.policy, ranges.get(name))
+            self.precisions[name] = kp.at_runtime() if runtime and kp.kind == "fixed" else kp
+        self.seed = int(seed)
+        self.log = OverflowLog()
+
+    def __getitem__(self, name: str) -> KernelPrecision:
+        return self.precisions[name]
+
+    def context(self, name: str, step: int = 0):
+        """The context argument of kernel ``name`` for MC step ``step``."""
+        return self.precisions[name].context(step_seed(self.seed, step))
+
+    def encode(self, name: str, variable: str, x, step: int = 0) -> np.ndarray:
+        """Input ``x`` of ``name.variable`` in the kernel's number type (overflow logged)."""
+        return self.precisions[name].encode(variable, x, step_seed(self.seed, step), self.log)
+
+    def decode(self, name: str, variable: str, y) -> np.ndarray:
+        """Output words of ``name.variable`` as float64 values."""
+        return self.precisions[name].decode(variable, y)
+
+    def report(self, name: str, ctx) -> dict:
+        """Record the overflow events of a finished call in :attr:`log`."""
+        return self.precisions[name].report(ctx, self.log)
+
+    def formats(self) -> dict:
+        """``{"kernel.variable": format or float type}`` of every variable."""
+        out = {}
+        for k, kp in self.precisions.items():
+            for v in kp.spec.names:
+                out[f"{k}.{v}"] = str(kp.format_of(v)) if kp.kind == "fixed" else kp.kind
+        return out
+
+    def profiling(self) -> "KernelSet":
+        """The same kernels in float64 recording every operation's range
+        (:meth:`KernelPrecision.profiling`); read a call's statistics with :meth:`stats`."""
+        out = KernelSet(self.specs, "float64", seed=self.seed)
+        out.precisions = {k: kp.profiling() for k, kp in out.precisions.items()}
+        return out
+
+    def stats(self, name: str, ctx, inputs: dict | None = None) -> dict:
+        """``{variable: (min, max, max|x|, min nonzero |x|)}`` of a profiling call;
+        ``inputs`` ``{variable: array}`` gives the kernel inputs no operation produces."""
+        out = self.precisions[name].profile(ctx)
+        for v, x in (inputs or {}).items():
+            out.setdefault(v, host_stats(x))
+        return out

@@ -114,25 +114,87 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _check_folder(out: Path, digest: str) -> dict | None:
-    """The checkpoint to resume (None: start fresh); refuse a folder of another input."""
+def _differing_keys(a: dict, b: dict, prefix: str = "") -> list[str]:
+    keys = []
+    for k in sorted(set(a) | set(b)):
+        x, y = a.get(k), b.get(k)
+        if isinstance(x, dict) and isinstance(y, dict):
+            keys += _differing_keys(x, y, f"{prefix}{k}.")
+        elif x != y and k not in ("output", "units"):
+            keys.append(f"{prefix}{k} ({x!r} there, {y!r} here)")
+    return keys
+
+
+def _read_state(p: Path):
+    """A checkpoint (pickle) or summary (JSON) of an output folder; a damaged one is
+    named, with what to do."""
+    try:
+        return pickle.loads(p.read_bytes()) if p.suffix == ".pkl" else json.loads(p.read_text())
+    except Exception as exc:
+        what = ("delete it to start the run again from block 0" if p.suffix == ".pkl" else
+                "delete it (and trace.*) to run again, or keep the folder and choose "
+                "another output")
+        raise FixedQMCError(f"{str(p)!r} is damaged and cannot be read "
+                            f"({type(exc).__name__}: {exc}); {what}") from None
+
+
+def _check_folder(out: Path, digest: str, config: dict) -> dict | None:
+    """The checkpoint to resume (None: start fresh); refuse a folder of another input,
+    naming the keys that differ."""
     for name in (CHECKPOINT, "summary.json"):
         p = out / name
         if not p.exists():
             continue
-        if name == CHECKPOINT:
-            ck = pickle.loads(p.read_bytes())
-            other = ck.get("input_hash")
-        else:
-            other = json.loads(p.read_text()).get("input_hash")
+        data = _read_state(p)
+        if not isinstance(data, dict):
+            raise FixedQMCError(f"{str(p)!r} is not a fixedqmc {name}; delete it or choose "
+                                "another output folder")
+        other = data.get("input_hash")
         if other != digest:
+            keys = _differing_keys(data.get("input") or {}, config)
+            detail = (f"keys that differ: {'; '.join(keys)}" if keys else
+                      f"hash {other}, this input {digest} (e.g. another range profile)")
             raise FixedQMCError(
-                f"output folder {str(out)!r} holds results of a different input (hash {other}, "
-                f"this input {digest}); refusing to resume or overwrite it: choose another "
-                "output folder or delete that one")
+                f"output folder {str(out)!r} holds results of a different input ({detail}); "
+                "refusing to resume or overwrite it: choose another output folder or delete "
+                "that one")
         if name == CHECKPOINT:
-            return ck
+            return data
     return None
+
+
+def _probe_output(out: Path) -> list[Path]:
+    """Make sure the output folder can be created and written, before any work: returns
+    the folders it created (removed again if the run fails before its first block)."""
+    created = []
+    if out.exists() and not out.is_dir():
+        raise FixedQMCError(f"output {str(out)!r} is a file, not a folder; choose a folder")
+    missing = [d for d in (out, *out.parents) if not d.exists()]
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except OSError as exc:
+            _remove(created)
+            raise FixedQMCError(f"output folder {str(out)!r} cannot be created: {str(d)!r}: "
+                                f"{exc.strerror or exc}") from None
+        created.append(d)
+    probe = out / ".write-probe"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        _remove(created)
+        raise FixedQMCError(f"output folder {str(out)!r} is not writable: "
+                            f"{exc.strerror or exc}") from None
+    return created
+
+
+def _remove(folders: list[Path]) -> None:
+    for d in reversed(folders):
+        try:
+            d.rmdir()
+        except OSError:
+            pass
 
 
 # ------------------------------------------------------------------------- results --
@@ -267,29 +329,36 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     ranges, profile_digest = _profile_ranges(profile)
     digest = input_hash(config) + profile_digest
     out = Path(config["output"])
-    ck = _check_folder(out, digest) if out.is_dir() else None
+    ck = _check_folder(out, digest, config) if out.is_dir() else None
     summary_path = out / "summary.json"
     if ck is None and summary_path.exists():  # finished earlier: report it
-        summary = json.loads(summary_path.read_text())
+        summary = _read_state(summary_path)
+        _say(progress, f"{out}: finished earlier; reporting its stored results")
         return RunResult(pd.read_parquet(out / "trace.parquet"), summary, out)
 
-    system = build_system(config, ranges)  # input errors are raised before anything is written
-    _check_moves(system, config)
+    created = _probe_output(out)
+    try:  # input errors are raised before anything is written
+        system = build_system(config, ranges)
+        _check_moves(system, config)
+    except BaseException:
+        _remove(created)
+        raise
     plan = stages(config)
-    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     base = ck["elapsed"] if ck is not None else 0.0
     if ck is None:
         seq = np.random.SeedSequence(config["seed"])
         rng = np.random.default_rng(seq)
         walkers = system.initial_positions(config["method"]["walkers"], rng)
-        ck = {"input_hash": digest, "stage": 0, "state": None, "done": {}, "positions": walkers,
+        ck = {"input_hash": digest, "input": config, "stage": 0, "state": None, "done": {}, "positions": walkers,
               "rng": rng, "elapsed": 0.0, "overflow": {}}
     else:
         system.log.events.update(ck["overflow"])
     total = sum(st.settings.total_blocks for st in plan)
     finished = sum(plan[i].settings.total_blocks for i in range(ck["stage"])) + (
         ck["state"].block if ck["state"] is not None else 0)
+    if finished:
+        _say(progress, f"{out}: resuming at block {finished} of {total}")
     bar = _progress(total, finished, progress)
     ran = 0
     try:
@@ -340,6 +409,13 @@ def _check_moves(system, config: dict) -> None:
         raise FixedQMCError(f"method.move = 'single' under DMC needs the gradient at a "
                             f"proposed position, which system.kind "
                             f"{config['system']['kind']!r} does not give; use method.move = 'all'")
+
+
+def _say(show: bool | None, text: str) -> None:
+    """A status line on stderr (unless progress output is switched off)."""
+    import sys
+    if show is not False:
+        print(f"fixedqmc: {text}", file=sys.stderr)
 
 
 def _progress(total: int, initial: int, show: bool | None):

@@ -70,8 +70,29 @@ def test_same_seed_same_bits_other_seed_differs(tmp_path):
 def test_refuses_to_resume_a_different_input(tmp_path):
     cfg = small(tmp_path, "x")
     run(overrides=cfg, progress=False, stop_after_blocks=1)
-    with pytest.raises(FixedQMCError, match="different input"):
+    with pytest.raises(FixedQMCError, match=r"different input \(keys that differ: seed \(1 there, 9"):
         run(overrides={**cfg, "seed": 9}, progress=False)
+
+
+def test_output_location_errors_are_named_before_work(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out, match in ((afile, "is a file"), (afile / "sub", "cannot be created")):
+        with pytest.raises(FixedQMCError, match=match):
+            run(overrides={**small(tmp_path, "unused"), "output": str(out)}, progress=False)
+        assert main(["run", "--set", f"output='{out}'"]) == 2
+        err = capsys.readouterr().err
+        assert str(out) in err and "Traceback" not in err
+    assert afile.read_text() == "x"
+
+
+@pytest.mark.parametrize("name", ["checkpoint.pkl", "summary.json"])
+def test_a_damaged_state_file_is_named(tmp_path, name):
+    cfg = small(tmp_path, "d")
+    run(overrides=cfg, progress=False, stop_after_blocks=1 if name == "checkpoint.pkl" else None)
+    (tmp_path / "d" / name).write_bytes(b"\x80garbage")
+    with pytest.raises(FixedQMCError, match=f"{name}.*damaged.*delete it"):
+        run(overrides=cfg, progress=False)
 
 
 @pytest.mark.parametrize("sets, match", [

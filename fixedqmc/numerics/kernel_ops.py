@@ -221,7 +221,9 @@ value keeps the overflow flag of the one selected."""
 
 @overload(select, prefer_literal=True, inline="always")
 def _select(e, cond, x, y):
-    if _is_fixed(e) and x.types[1] != y.types[1]:
+    # (numba retries a failed literal typing with the literals erased: refuse that too)
+    if _is_fixed(e) and (x.types[1] != y.types[1]
+                         or not isinstance(x.types[1], types.IntegerLiteral)):
         raise TypingError(f"select: x and y must be values of the same kernel variable, got "
                           f"{x.types[1]} and {y.types[1]}; convert one to the other's first")
     return lambda e, cond, x, y: x if cond else y

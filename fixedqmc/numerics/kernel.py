@@ -806,12 +806,15 @@ def _split(w, sh, shmax):
 @njit
 def _fraction_to(ur, fsrc, fmax, su, wu, fu, rnd, ovf, rbits):
     """The fraction ``ur * 2**-fsrc`` (``ur < 2**fsrc``, a value in [0, 1)) rounded once into
-    the format (su, wu, fu); returns (raw, event).  Exact (no event) when fsrc <= fu: a value
-    below 1 with at most fu fractional bits fits every format with fu fractional bits.
+    the format (su, wu, fu); returns (raw, event).  Exact (no event) when fsrc <= fu and the
+    format holds every value below 1 (``fu <= wu - su``: no negative integer bits); a format
+    with negative integer bits takes the general cast, which saturates or wraps and counts.
     ``fmax`` bounds fsrc (t's fractional bits: a compile-time constant in typed kernels,
     where it removes the 192-bit path from the code when it is at most 62)."""
     if fmax <= fu or fsrc <= fu:  # (the first test prunes the rest at compile time)
-        return np.int64(ur << np.uint64(fu - fsrc)), 0
+        if fu <= wu - su:
+            return np.int64(ur << np.uint64(fu - fsrc)), 0
+        return Q.cast_raw(np.int64(ur), False, fsrc, su, wu, fu, rnd, ovf, rbits)
     if fmax <= 62 or fsrc <= 62:
         return Q.finish_i64(np.int64(ur), fsrc - fu, su, wu, rnd, ovf, rbits)
     return Q.cast_raw(np.int64(ur), False, fsrc, su, wu, fu, rnd, ovf, rbits)

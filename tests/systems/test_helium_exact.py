@@ -553,12 +553,6 @@ def test_distance_events_of_a_narrow_dx_without_the_kinetic_term(systems):
     assert check_evaluate(system, R_, 0, kinetic=False) == {"distance.dx": 1}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run-time-format cluster kernel counts every overflow of a distance-kernel variable "
-    "twice when the kinetic term is evaluated: the pass for ln psi and V and the kinetic "
-    "counting pass (_walker) both redo the pair's distance operations and, with run-time "
-    "formats (where quiet() is the counting context), both count them; log gives "
-    "distance.dx = 2 for the single saturated dx (reference: 1). The words agree."))
 def test_distance_events_of_a_narrow_dx_with_the_kinetic_term(systems):
     system = systems("fixed:32,distance.dx=fixed:Q3.20", 2)
     R_ = np.zeros((1, 2, 3))
@@ -566,15 +560,6 @@ def test_distance_events_of_a_narrow_dx_with_the_kinetic_term(systems):
     assert check_evaluate(system, R_, 0, kinetic=True) == {"distance.dx": 1}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bin fraction u in a format with negative integer bits (wavefunction.u = UQ-1.25, "
-    "24-bit word, values < 1/2): for the pair at 5 A (region II) u = 147/256 needs "
-    "no rounding (8 fractional bits <= 25), and kernel.py's _fraction_to then shifts it "
-    "into the word without the overflow step (its docstring assumes a value below 1 fits "
-    "every format with fu fractional bits): the raw word 147 << 17 is left outside the "
-    "24-bit range, no wavefunction.u event is counted, and ln psi is -505023 * 2**-18 "
-    "instead of the reference's -504900 * 2**-18 (u saturated to 1/2 - 2**-25, one "
-    "event)."))
 def test_bin_fraction_into_a_format_with_negative_integer_bits(systems):
     system = systems("fixed:24,wavefunction.u=fixed:UQ-1.25", 2)
     R_ = np.zeros((1, 2, 3))

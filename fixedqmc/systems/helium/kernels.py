@@ -295,6 +295,22 @@ def _walker(cd, cp, cw, ck, w, do_vw, do_pot, do_kin, pos, tp, tw, tg, tl, s_max
         out_g2[w] = store(ek, acc_value(ek, g2, K_GRAD2_SUM))
 
 
+def _kinetic_distance_context(cd):
+    pass
+
+
+@overload(_kinetic_distance_context)
+def _ol_kinetic_distance_context(cd):
+    """The distance context of a kinetic-only counting pass that follows a successful quiet
+    pass.  Typed fixed contexts: the same (their quiet pass counted nothing; an overflow
+    would have sent the walker to the full counting pass).  Run-time-format contexts have
+    no quiet form, so their quiet pass already counted every distance event: this pass
+    counts into a scratch copy of the event rows, and each event is counted once."""
+    if isinstance(cd, types.BaseTuple) and isinstance(cd[0], types.Array):
+        return lambda cd: (cd[0], np.zeros_like(cd[1]), cd[2])
+    return lambda cd: cd
+
+
 @njit(nogil=True, cache=True)
 def _cluster_chunk(cd, cp, cw, ck, k, flags, pos, src_p, src_w, src_g, src_l, s_max_w,
                    out_v, out_w, out_outside, out_lap, out_g2, out_grad):
@@ -304,10 +320,11 @@ def _cluster_chunk(cd, cp, cw, ck, k, flags, pos, src_p, src_w, src_g, src_l, s_
     Per walker: the quiet pass for ln psi and V; if it overflowed (fixed point) or its
     accumulators could not hold every pair, the counting pass instead; then the counting
     pass for the kinetic sums only, if asked for (its distance operations are those of the
-    quiet pass, so they count no event twice)."""
+    quiet pass, and :func:`_kinetic_distance_context` keeps them from being counted twice)."""
     do_pot, do_kin = flags[0] != 0, flags[1] != 0
     tp, tw, tg, tl = prepare(src_p), prepare(src_w), prepare(src_g), prepare(src_l)
     ccd, ccp, ccw, cck = chunk(cd, k), chunk(cp, k), chunk(cw, k), chunk(ck, k)
+    ckd = chunk(_kinetic_distance_context(cd), k)
     lo, hi = chunk_bounds(cd, pos.shape[0], k)
     n = pos.shape[2]
     n_pairs = n * (n - 1) // 2
@@ -326,8 +343,9 @@ def _cluster_chunk(cd, cp, cw, ck, k, flags, pos, src_p, src_w, src_g, src_l, s_
                 if do_pot:
                     out_v[w] = v
         if do_kin or not quiet_ok:
-            _walker(ccd, ccp, ccw, cck, w, not quiet_ok, do_pot, do_kin, pos, tp, tw, tg, tl,
-                    s_max_w, out_v, out_w, out_outside, out_lap, out_g2, out_grad)
+            _walker(ckd if quiet_ok else ccd, ccp, ccw, cck, w, not quiet_ok, do_pot, do_kin,
+                    pos, tp, tw, tg, tl, s_max_w, out_v, out_w, out_outside, out_lap, out_g2,
+                    out_grad)
 
 
 @njit(parallel=True, cache=True)

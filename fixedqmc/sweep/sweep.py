@@ -35,6 +35,7 @@ import json
 import math
 import os
 import pickle
+import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -139,6 +140,9 @@ def _client(scheduler):
     """A dask.distributed Client for an address (fail fast, naming it) or as given."""
     if scheduler is None or not isinstance(scheduler, str):
         return scheduler
+    if not re.fullmatch(r"(?:(?:tcp|tls|ucx|ws|wss)://)?[\w.\-\[\]:]+:\d+", scheduler):
+        raise FixedQMCError(f"--scheduler {scheduler!r} is not a Dask scheduler address; "
+                            "expected tcp://HOST:PORT (or HOST:PORT)")
     try:
         from distributed import Client
     except ImportError:
@@ -232,13 +236,13 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
                                 or workers < 1):
         raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
     widths = parse_widths(widths)
+    client = _client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
     system = build_system({**config, "precision": "float64"})
     kernel_sets = parse_kernels(kernels, tuple(system.kernels))
     unit = units or system.units.energy
     system.units.factor(unit)  # one the system converts to
     out = Path(output or Path(config["output"]) / "sweep")
-    client = _client(scheduler) if scheduler is not None else client
     meta = {"input_hash": input_hash(config), "mode": mode}
     _check_folder(out, meta)
     (out / "points").mkdir(parents=True, exist_ok=True)

@@ -87,6 +87,12 @@ def test_dask_local_cluster_gives_identical_bits(small_sweep, tmp_path):
     pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
+@pytest.mark.parametrize("address", ["banana", "tcp://host", "http://h:1"])
+def test_malformed_scheduler_address_is_named(address):
+    with pytest.raises(FixedQMCError, match=f"--scheduler '{address}' is not a Dask"):
+        sweep(overrides=SMALL, widths="20", scheduler=address, progress=False)
+
+
 def test_unreachable_scheduler_fails_fast_with_its_address(tmp_path):
     with pytest.raises(FixedQMCError, match="tcp://127.0.0.1:9"):
         sweep(overrides={**SMALL, "output": str(tmp_path / "x")}, widths="20",

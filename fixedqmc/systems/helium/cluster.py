@@ -45,6 +45,7 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
+from fixedqmc.numerics.kernel_set import host_stats
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
@@ -275,30 +276,37 @@ class HeliumCluster:
         return {name: KernelSpec(name, tuple(Variable(v, *rng[v]) for v in names))
                 for name, (names, rng) in declared.items()}
 
+    @staticmethod
+    def _table_inputs(table: TwoRegionTable) -> dict:
+        """The kernel inputs of one table, float64: coefficients per bin (regions I then
+        II), the region starts, inverse widths, offsets and scales."""
+        w = (table.sigma - table.s_min, table.s_max - table.sigma)
+        out = {k: np.concatenate([getattr(table, k + "1"), getattr(table, k + "2")])
+               for k in "abc"}
+        out.update(s=np.array([table.s_min, table.sigma]), inv=np.array([1 / w[0], 1 / w[1]]),
+                   off=np.asarray(table.offset, np.float64),
+                   scale=np.asarray(table.scale, np.float64))
+        return out
+
+    #: (kernel, table, variable prefix) of the four pair functions
+    TABLE_USES = (("potential", "potential", ""), ("wavefunction", "T2", ""),
+                  ("kinetic", "G", "g_"), ("kinetic", "L", "l_"))
+
     def _table_source(self, kernel: str, table: TwoRegionTable, prefix: str = ""):
         kp = self.precisions[kernel]
-
-        def enc(var, values):
-            return kp.encode(prefix + var, np.asarray(values, np.float64), self.seed)
-
-        coef = {k: np.concatenate([getattr(table, k + "1"), getattr(table, k + "2")])
-                for k in "abc"}
-        w = (table.sigma - table.s_min, table.s_max - table.sigma)
+        x = {k: kp.encode(prefix + k, v, self.seed) for k, v in self._table_inputs(table).items()}
         bits = (int(table.n1).bit_length() - 1, int(table.n_seg), int(table.n_bin).bit_length() - 1)
-        a = enc("a", coef["a"])
-        abc = np.zeros((a.size, 4), a.dtype)  # one row per bin: a, b, c, pad
-        abc[:, 0], abc[:, 1], abc[:, 2] = a, enc("b", coef["b"]), enc("c", coef["c"])
-        return (enc("s", [table.s_min, table.sigma]), enc("inv", [1 / w[0], 1 / w[1]]),
-                enc("off", table.offset), enc("scale", table.scale), abc,
-                *(np.int64(b) for b in bits))
+        abc = np.zeros((x["a"].size, 4), x["a"].dtype)  # one row per bin: a, b, c, pad
+        abc[:, 0], abc[:, 1], abc[:, 2] = x["a"], x["b"], x["c"]
+        return (x["s"], x["inv"], x["off"], x["scale"], abc, *(np.int64(b) for b in bits))
 
     def profile(self, positions, *, step: int = 0) -> dict:
         """Range statistics of every kernel variable on configurations ``positions``:
         ``{kernel: {variable: (min, max, max |x|, min nonzero |x|)}}``, from a float64
         evaluation that records each operation's results (table kernels, kinetic term
-        included).  Kernel inputs that no operation produces are taken from the host:
-        positions ``x`` from ``positions``; table constants and coefficients from their
-        declared ranges (exact: they are the tables' own values)."""
+        included).  Kernel inputs that no operation produces are measured on the host:
+        positions ``x`` on ``positions``, table constants and coefficients on the tables'
+        own values."""
         pos = self.check_positions(positions)
         clone = copy.copy(self)
         clone.specialise = False
@@ -309,19 +317,16 @@ class HeliumCluster:
         clone._sources = clone._kernel_sources()
         clone.runtime, clone._compiled = True, False
         clone.evaluate(pos, step=step)
+        inputs = {("distance", "x"): pos, ("wavefunction", "s_max"): [self.tables["T2"].s_max]}
+        for kernel, table, prefix in self.TABLE_USES:
+            for v, values in self._table_inputs(self.tables[table]).items():
+                inputs[kernel, prefix + v] = values
         out = {}
         for (k, kp), ctx in zip(clone.precisions.items(), clone.last_contexts):
             stats = kp.profile(ctx)
             for v in kp.spec.variables:
-                if v.name not in stats:
-                    if k == "distance" and v.name == "x":
-                        lo, hi = float(pos.min()), float(pos.max())
-                    else:
-                        lo, hi = v.lo, v.hi
-                    nz = np.abs([lo, hi])
-                    nz = nz[nz > 0]
-                    stats[v.name] = (lo, hi, max(abs(lo), abs(hi)),
-                                     float(nz.min()) if nz.size else np.inf)
+                if v.name not in stats and (k, v.name) in inputs:
+                    stats[v.name] = host_stats(inputs[k, v.name])
             out[k] = stats
         return out
 
@@ -340,8 +345,7 @@ class HeliumCluster:
     def _kernel_sources(self) -> tuple:
         tab = self.tables
         out = []
-        for kernel, table, prefix in (("potential", "potential", ""), ("wavefunction", "T2", ""),
-                                      ("kinetic", "G", "g_"), ("kinetic", "L", "l_")):
+        for kernel, table, prefix in self.TABLE_USES:
             if self.sources[kernel] == "analytic":
                 out.append(self._analytic_source(kernel, table))
             else:

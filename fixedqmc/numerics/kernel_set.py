@@ -32,6 +32,15 @@ def host_stats(x) -> tuple:
             float(nz.min()) if nz.size else float("inf"))
 
 
+def formats_of(precisions: dict) -> dict:
+    """``{"kernel.variable": format or float type}`` of ``{kernel: KernelPrecision}``."""
+    out = {}
+    for k, kp in precisions.items():
+        for v in kp.spec.names:
+            out[f"{k}.{v}"] = str(kp.format_of(v)) if kp.kind == "fixed" else kp.kind
+    return out
+
+
 class KernelSet:
     """Kernels ``{name: KernelSpec}`` resolved at ``precision`` (a spec string or policy);
     ``ranges`` ``{kernel: {variable: (lo, hi)}}`` (a range profile) size width-only specs;
@@ -71,11 +80,7 @@ class KernelSet:
 
     def formats(self) -> dict:
         """``{"kernel.variable": format or float type}`` of every variable."""
-        out = {}
-        for k, kp in self.precisions.items():
-            for v in kp.spec.names:
-                out[f"{k}.{v}"] = str(kp.format_of(v)) if kp.kind == "fixed" else kp.kind
-        return out
+        return formats_of(self.precisions)
 
     def profiling(self) -> "KernelSet":
         """The same kernels in float64 recording every operation's range

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.qmc.system import Evaluation, Walkers
+from fixedqmc.qmc.system import EnergyParts, Evaluation, Walkers
 
 
 @dataclass
-class MCState:
+class MCState(EnergyParts):
     """Walkers and bookkeeping of a VMC or DMC run (energies in the system's unit).
 
     Attributes
@@ -58,18 +58,6 @@ class MCState:
     @property
     def positions(self) -> np.ndarray:
         return self.walkers.positions
-
-    @property
-    def local_energy(self) -> np.ndarray:
-        return sum(self.parts.values())
-
-    @property
-    def kinetic(self) -> np.ndarray:
-        return self.parts["kinetic"]
-
-    @property
-    def potential(self) -> np.ndarray:
-        return sum(v for k, v in self.parts.items() if k != "kinetic")
 
     @property
     def n_walkers(self) -> int:

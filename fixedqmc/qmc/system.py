@@ -80,8 +80,28 @@ class Units:
         return float(self.conversions[name])
 
 
+class EnergyParts:
+    """The local energy and its kinetic and potential parts of anything holding named
+    energy ``parts`` (an :class:`Evaluation`, a driver's state)."""
+
+    parts: dict
+
+    @property
+    def local_energy(self) -> np.ndarray:
+        return sum(self.parts.values())
+
+    @property
+    def kinetic(self) -> np.ndarray:
+        return self.parts["kinetic"]
+
+    @property
+    def potential(self) -> np.ndarray:
+        """Every part but the kinetic energy."""
+        return sum(v for k, v in self.parts.items() if k != "kinetic")
+
+
 @dataclass
-class Evaluation:
+class Evaluation(EnergyParts):
     """A full evaluation of a batch of walkers (float64 arrays, walker axis first).
 
     ``ln_psi`` (n_w,) ln|psi|; ``sign`` (n_w,) +-1; ``grad`` (n_w, N, 3) grad ln|psi|
@@ -96,19 +116,6 @@ class Evaluation:
     parts: dict
     outside: np.ndarray
     state: dict | None = None
-
-    @property
-    def local_energy(self) -> np.ndarray:
-        return sum(self.parts.values())
-
-    @property
-    def kinetic(self) -> np.ndarray:
-        return self.parts["kinetic"]
-
-    @property
-    def potential(self) -> np.ndarray:
-        """Every part but the kinetic energy."""
-        return sum(v for k, v in self.parts.items() if k != "kinetic")
 
 
 @dataclass

@@ -45,7 +45,7 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
-from fixedqmc.numerics.kernel_set import host_stats
+from fixedqmc.numerics.kernel_set import formats_of, host_stats
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
@@ -476,8 +476,4 @@ class HeliumCluster:
 
     def formats(self) -> dict:
         """``{"kernel.variable": format or float type}`` of every variable."""
-        out = {}
-        for k, kp in self.precisions.items():
-            for v in kp.spec.names:
-                out[f"{k}.{v}"] = str(kp.format_of(v)) if kp.kind == "fixed" else kp.kind
-        return out
+        return formats_of(self.precisions)

@@ -268,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     except FixedQMCError as exc:
         print(f"fixedqmc: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. head, which stopped reading
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("fixedqmc: interrupted (a run or sweep resumes from its last checkpoint)",
               file=sys.stderr)

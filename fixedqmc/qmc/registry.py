@@ -3,7 +3,7 @@
 The engine (drivers, run input, runner, profile, sweep, CLI) never imports a concrete
 system.  It asks this registry for the :class:`SystemPlugin` of ``system.kind``:
 
-* built-in and installed systems are found through the ``fixedqmc.systems`` entry-point
+* built-in and installed systems are found through the ``fixedqmc.system_kinds`` entry-point
   group (a package declares ``kind = "module:PLUGIN"`` in its metadata; fixedqmc's own
   ``helium`` is registered that way);
 * a system in a user's file or module is registered by importing it: list it under the
@@ -29,7 +29,7 @@ from typing import Callable
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.system import Units, check_protocol
 
-ENTRY_POINT_GROUP = "fixedqmc.systems"
+ENTRY_POINT_GROUP = "fixedqmc.system_kinds"
 
 
 @dataclass(frozen=True)

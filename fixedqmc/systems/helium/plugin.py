@@ -1,6 +1,6 @@
 """The ``helium`` system kind: input sections, checks and builder of :class:`HeliumCluster`.
 
-Registered through the ``fixedqmc.systems`` entry point (``pyproject.toml``).  Input keys
+Registered through the ``fixedqmc.system_kinds`` entry point (``pyproject.toml``).  Input keys
 and defaults (the ``[system]`` section also holds the engine's ``kind``)::
 
     [system]

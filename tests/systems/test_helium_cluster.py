@@ -182,3 +182,16 @@ def test_quiet_pass_with_overflow_equals_the_counting_kernel_bit_for_bit(referen
     # one saturation per overflowing total, plus any single pair term (a close pair of
     # +80 K) that does not fit the sum's format on its own
     assert log_a["potential.sum"] >= outside > 0
+
+
+def test_profile_measures_kernel_inputs_on_the_host(reference):
+    """Positions and table constants are profiled on their real values: the smallest
+    nonzero |x| of the positions, not min(|min|, |max|)."""
+    R, _ = reference
+    system = HeliumCluster(5, tables=TABLES)
+    stats = system.profile(R)
+    lo, hi, mx, mn = stats["distance"]["x"]
+    a = np.abs(R[R != 0])
+    assert (lo, hi, mx, mn) == (R.min(), R.max(), a.max(), a.min())
+    coef = np.concatenate([system.tables["potential"].a1, system.tables["potential"].a2])
+    assert stats["potential"]["a"][:2] == (coef.min(), coef.max())

@@ -46,10 +46,11 @@ import pandas as pd
 
 from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.run.config import input_hash, load_config
 
 MODES = ("paired", "full", "both")
-MAX_WIDTH = 64
+MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,9 @@ def parse_widths(text) -> list[int]:
         widths = [int(w) for w in text]
     if not widths:
         raise FixedQMCError(f"--widths {text!r} gives no width")
-    bad = [w for w in widths if not 2 <= w <= MAX_WIDTH]
+    bad = [w for w in widths if not 1 <= w <= MAX_WIDTH]
     if bad:
-        raise FixedQMCError(f"widths must lie in 2..{MAX_WIDTH} bits; got {bad}")
+        raise FixedQMCError(f"widths must lie in 1..{MAX_WIDTH} bits; got {bad}")
     return sorted(set(widths))
 
 

@@ -140,3 +140,24 @@ def test_profile_sizes_fixed_formats_of_a_run(tmp_path):
     assert f_decl != f_prof  # the profile's range of the sum is far narrower
     with pytest.raises(FixedQMCError, match="does not exist"):
         run(overrides=cfg, profile=str(tmp_path / "nope.json"))
+
+
+@pytest.mark.parametrize("function, match", [
+    ("os:system", "raised TypeError"),
+    ("user_pots:raises", "raised RuntimeError: nope"),
+    ("user_pots:scalar", "must return finite energies.*returned 1.0"),
+    ("user_pots:nan", "must return finite energies"),
+])
+def test_user_potentials_are_probed_before_work(tmp_path, monkeypatch, capsys, function, match):
+    (tmp_path / "user_pots.py").write_text(
+        "def raises(r):\n    raise RuntimeError('nope')\n"
+        "def scalar(r):\n    return 1.0\n"
+        "def nan(r):\n    return r * float('nan')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    with pytest.raises(FixedQMCError, match=f"system.potential = '{function}'.*{match}"):
+        run(overrides={"system": {"potential": function}, "output": str(out)}, progress=False)
+    assert main(["run", "--set", f"system.potential='{function}'", "--set",
+                 f"output='{out}'"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert not out.exists()

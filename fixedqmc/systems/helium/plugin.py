@@ -6,6 +6,7 @@ and defaults (the ``[system]`` section also holds the engine's ``kind``)::
     [system]
     n_atoms = 3
     potential = "SAPT2"           # SAPT2, HFD-B, HFDHE2, LM2M2, or "module:function"
+                                  # (imported and called: it runs your code)
     hbar2_2m = 6.0596481          # K A^2
     geometry = "lattice"          # or "random"
     spacing = 4.2334              # A, nearest-neighbour distance of the start (8 bohr)
@@ -35,6 +36,9 @@ Energies in K (also mK, hartree, microhartree), lengths in A.
 
 from __future__ import annotations
 
+import numpy as np
+
+from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import (check_choice, check_int, check_number, check_numbers,
                                    check_positive, check_str)
 from fixedqmc.qmc.registry import SystemPlugin
@@ -73,13 +77,41 @@ def check(config: dict) -> None:
         check_choice(f"kernels.{key}", v, SOURCES)
 
 
+#: distances (A) a user potential is called on once at validation
+PROBE_R = np.array([2.0, 2.9, 3.5, 5.0, 10.0])
+
+
+def _checked_user_potential(spec: str):
+    """Import ``module:function`` (this runs the user's code) and call it once on
+    :data:`PROBE_R`: anything but finite floats of the same shape is an error naming
+    ``system.potential``, before any work starts."""
+    from fixedqmc.tables.builtin import resolve_function
+    try:
+        fn = resolve_function(spec)
+    except FixedQMCError as exc:
+        raise FixedQMCError(f"system.potential = {spec!r}: {exc}") from None
+    try:
+        v = fn(PROBE_R.copy())
+    except Exception as exc:  # the user's code
+        raise FixedQMCError(f"system.potential = {spec!r}: calling it on r = {PROBE_R.tolist()} "
+                            f"A raised {type(exc).__name__}: {exc}") from None
+    try:
+        arr = np.asarray(v, np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != PROBE_R.shape or not np.isfinite(arr).all():
+        raise FixedQMCError(f"system.potential = {spec!r} must return finite energies (K), "
+                            f"one per distance, as an array of shape {PROBE_R.shape}; on r = "
+                            f"{PROBE_R.tolist()} A it returned {v!r}")
+    return fn
+
+
 def build(config: dict, *, precision, ranges=None, seed: int = 0, specialise: bool = False
           ) -> HeliumCluster:
     s, t, tb = config["system"], config["trial"], config["tables"]
     potential = s["potential"]
     if ":" in potential:
-        from fixedqmc.tables.builtin import resolve_function
-        potential = resolve_function(potential)
+        potential = _checked_user_potential(potential)
     params = PairProductParams(b=t["b"], a=t["a"], alpha=t["alpha"], a_k=tuple(t["a_k"]))
     tables = TableSettings(r_min=tb["r_min"], r_max=tb["r_max"], n1=tb["n1"],
                            n_seg=tb["n_seg"], n_bin=tb["n_bin"],

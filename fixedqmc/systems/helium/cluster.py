@@ -49,7 +49,7 @@ from fixedqmc.numerics.kernel_set import formats_of, host_stats
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
-from fixedqmc.qmc.system import Evaluation, Proposal, Units, Walkers
+from fixedqmc.qmc.system import Evaluation, Proposal, Units
 from fixedqmc.systems.helium.walkers import centre, initial_walkers
 from fixedqmc.systems.helium import kernels as K
 from fixedqmc.systems.helium.constants import HARTREE_K, HBAR2_2M

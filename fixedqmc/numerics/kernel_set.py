@@ -32,6 +32,13 @@ def host_stats(x) -> tuple:
             float(nz.min()) if nz.size else float("inf"))
 
 
+def merge_stats(a: tuple | None, b: tuple) -> tuple:
+    """The profile statistics of two sets of values together."""
+    if a is None:
+        return b
+    return (min(a[0], b[0]), max(a[1], b[1]), max(a[2], b[2]), min(a[3], b[3]))
+
+
 def formats_of(precisions: dict) -> dict:
     """``{"kernel.variable": format or float type}`` of ``{kernel: KernelPrecision}``."""
     out = {}
@@ -58,16 +65,26 @@ class KernelSet:
             self.precisions[name] = kp.at_runtime() if runtime and kp.kind == "fixed" else kp
         self.seed = int(seed)
         self.log = OverflowLog()
+        self._profiles: dict | None = None  # profiling: one context per kernel
 
     def __getitem__(self, name: str) -> KernelPrecision:
         return self.precisions[name]
 
     def context(self, name: str, step: int = 0):
-        """The context argument of kernel ``name`` for MC step ``step``."""
+        """The context argument of kernel ``name`` for MC step ``step`` (of a profiling set:
+        the same context for every call, so that its statistics cover all of them)."""
+        if self._profiles is not None:
+            if name not in self._profiles:
+                self._profiles[name] = self.precisions[name].context(0)
+            return self._profiles[name]
         return self.precisions[name].context(step_seed(self.seed, step))
 
     def encode(self, name: str, variable: str, x, step: int = 0) -> np.ndarray:
-        """Input ``x`` of ``name.variable`` in the kernel's number type (overflow logged)."""
+        """Input ``x`` of ``name.variable`` in the kernel's number type (overflow logged; a
+        profiling set records its statistics)."""
+        if self._profiles is not None and np.size(x):
+            inputs = self._profiles.setdefault(("inputs", name), {})
+            inputs[variable] = merge_stats(inputs.get(variable), host_stats(x))
         return self.precisions[name].encode(variable, x, step_seed(self.seed, step), self.log)
 
     def decode(self, name: str, variable: str, y) -> np.ndarray:
@@ -84,15 +101,21 @@ class KernelSet:
 
     def profiling(self) -> "KernelSet":
         """The same kernels in float64 recording every operation's range
-        (:meth:`KernelPrecision.profiling`); read a call's statistics with :meth:`stats`."""
+        (:meth:`KernelPrecision.profiling`); :meth:`context` gives one context per kernel,
+        whose statistics over every call :meth:`stats` reads."""
         out = KernelSet(self.specs, "float64", seed=self.seed)
         out.precisions = {k: kp.profiling() for k, kp in out.precisions.items()}
+        out._profiles = {}
         return out
 
-    def stats(self, name: str, ctx, inputs: dict | None = None) -> dict:
-        """``{variable: (min, max, max|x|, min nonzero |x|)}`` of a profiling call;
-        ``inputs`` ``{variable: array}`` gives the kernel inputs no operation produces."""
-        out = self.precisions[name].profile(ctx)
+    def stats(self, name: str, ctx=None, inputs: dict | None = None) -> dict:
+        """``{variable: (min, max, max|x|, min nonzero |x|)}`` of the profiling calls of
+        kernel ``name`` (``ctx``: of one call's context instead); ``inputs`` ``{variable:
+        array}`` gives the kernel inputs no operation produces."""
+        out = self.precisions[name].profile(self.context(name) if ctx is None else ctx)
+        if self._profiles is not None:
+            for v, st in self._profiles.get(("inputs", name), {}).items():
+                out.setdefault(v, st)
         for v, x in (inputs or {}).items():
             out.setdefault(v, host_stats(x))
         return out

@@ -136,11 +136,15 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from fixedqmc import jsonio
     from fixedqmc.qmc.registry import get_plugin
     from fixedqmc.run.config import load_config
+    from fixedqmc.run.memory import check_memory
+    from fixedqmc.run.runner import build_system
     from fixedqmc.sweep.estimates import sample_reference
 
     config = load_config(args.input, _sets(args))
     unit = get_plugin(config["system"]["kind"]).units.energy
-    ref = sample_reference(config)
+    system = build_system({**config, "precision": "float64"})
+    check_memory(system, config, samples=True)
+    ref = sample_reference(config, system=system)
     frame = ref.profile.frame(args.width)
     out = Path(config["output"]) / "profile"
     out.mkdir(parents=True, exist_ok=True)

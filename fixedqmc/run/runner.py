@@ -23,6 +23,10 @@ output folder:
     ends with the same bits as an uninterrupted run.  A checkpoint or summary of a
     different input is never resumed or overwritten: the run stops and says why.
 
+Before any work the output folder is probed (created and written), the system is built
+and the memory the run needs is estimated and compared with what the machine has
+(:mod:`fixedqmc.run.memory`); a failure of any of these removes the folders this call created.
+
 Reproducibility: all randomness comes from one ``numpy.random.SeedSequence(seed)``; kernel
 results do not depend on the thread count.
 """
@@ -52,6 +56,7 @@ from fixedqmc.qmc.state import ENERGY_COLUMNS_EXCLUDED
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import VMCSettings, start_vmc, vmc_block
 from fixedqmc.run.config import energy_unit, input_hash, load_config
+from fixedqmc.run.memory import check_memory
 
 __all__ = ["RunResult", "build_system", "estimate", "run", "stages", "vmc_settings"]
 CHECKPOINT = "checkpoint.pkl"
@@ -340,6 +345,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     try:  # input errors are raised before anything is written
         system = build_system(config, ranges)
         _check_moves(system, config)
+        check_memory(system, config)
     except BaseException:
         _remove(created)
         raise

@@ -24,7 +24,9 @@ Points are independent tasks: a local process pool by default, or a Dask cluster
 ``dask.distributed.Client``, or ``scheduler="tcp://host:port"``).  Each finished point is
 written at once to ``<output>/points/``; re-running an interrupted sweep skips finished
 points, and the final table is the same as an uninterrupted run's.  A folder holding a
-sweep of a different input is refused.  Outputs: ``sweep.parquet``, ``sweep.csv``,
+sweep of a different input is refused.  Before anything is written the memory the sweep
+needs (the float64 reference and its samples, held by this process and every local worker)
+is compared with what the machine has (:mod:`fixedqmc.run.memory`).  Outputs: ``sweep.parquet``, ``sweep.csv``,
 ``answer.json`` (summary) and ``sweep.png`` (energy difference vs width on a log axis with
 the tolerance band).
 """
@@ -47,6 +49,7 @@ from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.run.config import input_hash, load_config
+from fixedqmc.run.memory import check_memory
 
 MODES = ("paired", "full", "both")
 MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec
@@ -242,6 +245,8 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     kernel_sets = parse_kernels(kernels, tuple(system.kernels))
     unit = units or system.units.energy
     system.units.factor(unit)  # one the system converts to
+    local = (workers or 2) if client is None else 0  # processes of this machine's pool
+    check_memory(system, config, samples=True, copies=1 + local if local > 1 else 1)
     out = Path(output or Path(config["output"]) / "sweep")
     meta = {"input_hash": input_hash(config), "mode": mode}
     _check_folder(out, meta)

@@ -1,0 +1,82 @@
+"""User-caused failures through the command line, as a user meets them (a subprocess):
+exit status 2, a message naming the key and what is allowed, no traceback, no output
+folder left behind; and progress lines when stderr is not a terminal."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.qmc.system import Walkers
+from fixedqmc.run import memory, run
+
+SMALL = ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0"]
+
+
+def cli(*args, timeout=600):
+    """``fixedqmc ARGS`` in a subprocess, stdout and stderr captured through pipes."""
+    return subprocess.run([sys.executable, "-m", "fixedqmc.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def refused(r, *words):
+    """Exit 2 with a ``fixedqmc: error:`` naming ``words``, no traceback."""
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "fixedqmc: error:" in r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------------ impossible sizes --
+@pytest.mark.parametrize("command, sets, keys", [
+    ("run", ["method.walkers=1000000000000"], ["method.walkers = 1000000000000"]),
+    ("run", ["method.kind='dmc'", "method.target_population=1000000000000"],
+     ["method.target_population = 1000000000000", "DMC population of up to 2 x"]),
+    ("profile", ["method.blocks=100000000000"], ["method.blocks = 100000000000"]),
+    ("sweep", ["method.walkers=10000000000"], ["method.walkers = 10000000000", "processes"]),
+])
+def test_impossible_sizes_are_refused_with_an_estimate(tmp_path, command, sets, keys):
+    out = tmp_path / "new" / "out"  # both folders would be created by the call
+    r = cli(command, *SMALL, *[a for s in sets for a in ("--set", s)],
+            "--set", f"output='{out}'")
+    refused(r, *keys, "needs about", "available on this machine", "reduce")
+    assert not (tmp_path / "new").exists()
+
+
+def test_memory_estimate_against_the_available_memory(tmp_path, monkeypatch):
+    cfg = {"system": {"n_atoms": 3}, "tables": {"r_max": 30.0}, "output": str(tmp_path / "m"),
+           "method": {"walkers": 1000, "blocks": 2, "equil_blocks": 0, "steps_per_block": 1}}
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100_000)
+    with pytest.raises(FixedQMCError, match=r"method.walkers = 1000: this needs about 736 kB of memory "
+                                            r"\(184 bytes per walker x 4 driver copies x 1000 "
+                                            r"walkers\), but 100 kB is available"):
+        run(overrides=cfg, progress=False)
+    assert not (tmp_path / "m").exists()
+    monkeypatch.setattr(memory, "available_bytes", lambda: None)  # unknown: not checked
+    assert run(overrides=cfg, progress=False).summary["stages"]["vmc"]["blocks"] == 2
+
+
+def test_walker_bytes_are_measured_on_the_system():
+    from fixedqmc.run.config import load_config
+    from fixedqmc.run.runner import build_system
+
+    system = build_system(load_config(overrides={"system": {"n_atoms": 5}}))
+    per_walker, per_position = memory.walker_bytes(system)
+    assert per_position == 5 * 3 * 8
+    assert per_walker >= 2 * per_position + 3 * 8  # positions, gradient, ln psi, sign, ...
+    assert memory.available_bytes() is None or memory.available_bytes() > 0
+    assert memory.readable(2.5e12) == "2.5 TB" and memory.readable(512) == "512 bytes"
+
+
+def test_the_probe_leaves_no_overflow_events():
+    from fixedqmc.run.config import load_config
+    from fixedqmc.run.runner import build_system
+
+    spec = "potential=fixed:24,potential.sum=fixed:Q1.10"  # the sum overflows
+    system = build_system(load_config(overrides={"system": {"n_atoms": 3}, "precision": spec}))
+    memory.walker_bytes(system)
+    assert system.log.total_events == 0
+    system.evaluate(Walkers(system.initial_positions(2, np.random.default_rng(0)), None))
+    assert system.log.total_events > 0  # what the probe kept out of the log

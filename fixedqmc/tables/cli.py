@@ -10,8 +10,10 @@
 ``generate`` builds a table of a built-in function (:mod:`fixedqmc.tables.builtin`) or of
 your own vectorised ``f(r)`` named ``module:function``, writes the HAQMC coefficient files
 (:mod:`fixedqmc.tables.coeff_files`) and prints the measured error against the function with
-its a-priori bound (:func:`~fixedqmc.tables.error_bounds.error_report`).  ``check`` reads a
-table folder back and prints the same report (with ``--function``) or a structural one;
+its a-priori bound (:func:`~fixedqmc.tables.error_bounds.error_report`), and stores every
+bin's bound in ``table.json``.  ``check`` reads a table folder back and prints the same
+report (with ``--function``) or a structural one, in which adjacent bins must meet within
+the stored bounds (a damaged coefficient line is named by file and line);
 ``eval`` evaluates a table with the compiled kernel (:mod:`fixedqmc.tables.evaluate`);
 ``lutexp`` prints the measured error and bound of a lookup-table exponential
 (:func:`~fixedqmc.tables.lut_exp.lut_exp_error`).
@@ -159,7 +161,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         opt = ("--coef-format" if "coef_format" in text else
                "--sigma" if text.startswith("sigma") else "--function")
         raise type(err)(f"{opt}: {text}") from None
-    folder = write_table(table, args.out)
+    folder = write_table(table, args.out, func)
     same = read_table(folder) == table
     print(f"table {table.name!r}: s in [{table.s_min:.6g}, {table.s_max:.6g}] A^2 "
           f"(r in [{math.sqrt(table.s_min):.6g}, {math.sqrt(table.s_max):.6g}] A), "
@@ -187,9 +189,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         what = "every bin within its error bound" + (
             f" and max_abs_err <= {tolerance:g}" if tolerance is not None else "")
     else:
-        _print_frame(report)
-        what = (f"max_jump <= {tolerance:g}" if tolerance is not None
-                else "files readable and consistent")
+        _print_frame(report.drop(columns="worst_junction"))
+        for region, row in report[report.jumps_over_bound > 0].iterrows():
+            print(f"region {region}: {row.jumps_over_bound} junction(s) beyond the stored "
+                  f"error bound; worst: {row.worst_junction}")
+        if report.bound_checked.all():
+            what = "adjacent bins meet within the error bounds stored in table.json"
+        elif tolerance is None:
+            what = ("only readability and layout were checked (table.json stores no error "
+                    "bounds: give --function to check the error, or --tolerance for max_jump)")
+        else:
+            what = "files readable and consistent (table.json stores no error bounds)"
+        if tolerance is not None:
+            what += f"; max_jump <= {tolerance:g}"
     print(f"check {'passed' if ok else 'FAILED'}: {what}")
     return 0 if ok else 1
 
@@ -322,7 +334,9 @@ def add_table_commands(sub) -> None:
 
     chk = actions.add_parser("check", help="read a table folder back and report its error",
                              description="Read a table folder and print its error report "
-                                         "against --function, or a structural report.")
+                                         "against --function, or a structural report: "
+                                         "adjacent bins must meet within the error bounds "
+                                         "stored in table.json by generate.")
     chk.add_argument("folder", metavar="FOLDER")
     chk.add_argument("--function", metavar="NAME|module:func",
                      help="compare with this function (default: structural check only)")

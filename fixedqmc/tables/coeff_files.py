@@ -6,7 +6,10 @@ A table folder holds:
 * ``faII.dat``, ``fbII.dat``, ``fcII.dat``: region II (``n_seg*n_bin`` lines each, flat index
   ``j*n_bin + m``);
 * ``table.json``: sigma, s_min, s_max (s = r**2 units), transforms, offsets, scales, the bin
-  layout, coef_format, the function name and the package version;
+  layout, coef_format, the function name and the package version; for a table written with
+  its function, ``bound_g``: the a-priori error bound of every bin in rescaled units g
+  (``{"I": [...], "II": [...]}``, file order; :func:`~fixedqmc.tables.error_bounds.bin_bounds`),
+  against which :func:`check_table` checks that adjacent bins meet;
 * with a ``coef_format``: ``fa.hex`` ... ``fcII.hex``, ROM images for ``$readmemh`` (one word
   per line, ``ceil(word_bits/4)`` hex digits, the two's complement bit pattern).
 
@@ -24,9 +27,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fixedqmc import jsonio
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.qformat import QFormat
-from fixedqmc.tables.error_bounds import REGION_NAMES, error_report
+from fixedqmc.tables.error_bounds import REGION_NAMES, bin_bounds, error_report, junctions
 from fixedqmc.tables.two_region import (
     COEF_NAMES,
     REGIONS,
@@ -54,9 +58,10 @@ def package_version() -> str:
 
 
 # --------------------------------------------------------------------------- writing --
-def write_table(table: TwoRegionTable, folder) -> Path:
+def write_table(table: TwoRegionTable, folder, func: PairFunction | None = None) -> Path:
     """Write ``table`` into ``folder`` (created if needed) in the layout of the module
-    docstring; returns the folder path.  Existing files of the same names are replaced."""
+    docstring; returns the folder path.  Existing files of the same names are replaced.
+    ``func`` (the tabulated f(r)): also store every bin's error bound in ``table.json``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for key in COEF_NAMES:
@@ -70,7 +75,8 @@ def write_table(table: TwoRegionTable, folder) -> Path:
     sidecar["files"] = {k: f"{FILE_STEMS[k]}.dat" for k in COEF_NAMES}
     sidecar["hex_files"] = None if table.quantized is None else {
         k: f"{FILE_STEMS[k]}.hex" for k in COEF_NAMES}
-    (folder / SIDECAR).write_text(json.dumps(sidecar, indent=2) + "\n")
+    sidecar["bound_g"] = None if func is None else bin_bounds(table, func)
+    (folder / SIDECAR).write_text(jsonio.dumps(sidecar, indent=2) + "\n")
     return folder
 
 
@@ -225,8 +231,12 @@ def check_table(folder, func: PairFunction | None = None, tolerance: float | Non
     ``ok`` when every bin is within its bound and, if ``tolerance`` is given, the largest
     absolute error in f units is <= ``tolerance``.  Without ``func``: per region the bin count,
     coefficient ranges and ``max_jump`` (largest mismatch in f units between the end of a bin
-    and the start of the next, a continuity check); ``ok`` when ``max_jump <= tolerance`` (or
-    always, without tolerance).  Unreadable files raise a :class:`TableError`.
+    and the start of the next); where ``table.json`` stores the bins' error bounds
+    (``bound_checked``), every jump in g units must stay within the two bins' bounds
+    (:func:`~fixedqmc.tables.error_bounds.junctions`): ``jumps_over_bound`` counts those that
+    do not and ``worst_junction`` names the files, lines, jump and bound of the worst.  ``ok``
+    when no jump exceeds its bound and, if ``tolerance`` is given, ``max_jump <= tolerance``.
+    Unreadable files raise a :class:`TableError`.
     """
     table = read_table(folder)
     if func is not None:
@@ -235,18 +245,57 @@ def check_table(folder, func: PairFunction | None = None, tolerance: float | Non
         if tolerance is not None:
             ok = ok and bool((report["max_abs_err"] <= tolerance).all())
         return report, ok
-    report = pd.DataFrame([_structure_row(table, r) for r in REGIONS]).set_index("region")
-    ok = tolerance is None or bool((report["max_jump"] <= tolerance).all())
+    bounds = _stored_bounds(Path(folder) / SIDECAR, table)
+    report = pd.DataFrame([_structure_row(table, r, bounds) for r in REGIONS]
+                          ).set_index("region")
+    ok = bool((report["jumps_over_bound"] == 0).all())
+    if tolerance is not None:
+        ok = ok and bool((report["max_jump"] <= tolerance).all())
     return report, ok
 
 
-def _structure_row(table: TwoRegionTable, region: int) -> dict:
+def _stored_bounds(path: Path, table: TwoRegionTable) -> dict | None:
+    """The per-bin bounds of ``table.json`` (None: not stored), null read as inf."""
+    stored = _read_sidecar(path).get("bound_g")
+    if stored is None:
+        return None
+    out = {}
+    for r in REGIONS:
+        name = REGION_NAMES[r]
+        values = stored.get(name) if isinstance(stored, dict) else None
+        if not isinstance(values, list) or len(values) != table.n_bins(r) or not all(
+                v is None or (isinstance(v, (int, float)) and v >= 0) for v in values):
+            raise TableError(f"{path}: bound_g.{name} must be a list of {table.n_bins(r)} "
+                             "bounds >= 0 (or null), one per bin of region "
+                             f"{name}; regenerate the table")
+        out[r] = np.array([np.inf if v is None else v for v in values], np.float64)
+    return out
+
+
+def _structure_row(table: TwoRegionTable, region: int, bounds: dict | None) -> dict:
     s0, _ = table.bin_spans(region)
     a, b, c = (x[np.argsort(s0, kind="stable")] for x in table.coefficients(region))
     reg = np.full(a.size - 1, region)  # bins in order of s: compare each end with the next start
     jumps = np.abs(table.unscale(reg, (a + b + c)[:-1]) - table.unscale(reg, a[1:]))
-    return {"region": REGION_NAMES[region], "bins": a.size,
-            "transform": table.transform[region - 1],
-            "coef_format": table.coef_format, "a_min": a.min(), "a_max": a.max(),
-            "b_min": b.min(), "b_max": b.max(), "c_min": c.min(), "c_max": c.max(),
-            "max_jump": float(jumps.max()) if jumps.size else 0.0}
+    row = {"region": REGION_NAMES[region], "bins": a.size,
+           "transform": table.transform[region - 1],
+           "coef_format": table.coef_format, "a_min": a.min(), "a_max": a.max(),
+           "b_min": b.min(), "b_max": b.max(), "c_min": c.min(), "c_max": c.max(),
+           "max_jump": float(jumps.max()) if jumps.size else 0.0,
+           "bound_checked": bounds is not None, "jumps_over_bound": 0, "worst_junction": ""}
+    if bounds is not None:
+        j = junctions(table, region, bounds[region])
+        bad = j[j.jump > j.allowed]
+        row["jumps_over_bound"] = len(bad)
+        if len(bad):
+            w = bad.loc[(bad.jump / bad.allowed).idxmax()]
+            files = ", ".join(f"{FILE_STEMS[k + str(region)]}.dat" for k in "abc")
+            row["worst_junction"] = (
+                f"bins {int(w.bin)} and {int(w.next)} (lines {int(w.bin) + 1} and "
+                f"{int(w.next) + 1} of {files}) do not meet: jump {w.jump:.4g} > bound "
+                f"{w.allowed:.4g} (rescaled units g)")
+            ends, count = np.unique(np.concatenate([bad.bin, bad.next]), return_counts=True)
+            lines = ", ".join(str(i + 1) for i in ends[count == 2])
+            if lines:
+                row["worst_junction"] += f"; line(s) {lines} meet neither neighbour"
+    return row

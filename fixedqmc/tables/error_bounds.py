@@ -106,6 +106,28 @@ def _bound_in_f(d_big_f: np.ndarray, big_f: np.ndarray, mag_f: np.ndarray, trans
     return d_log + 4 * EPS * np.abs(np.log(big_f)).max(axis=1)
 
 
+def bin_bounds(table: TwoRegionTable, func: PairFunction) -> dict:
+    """The per-bin bound ``bound_g`` (g units) of each region, ``{"I": [...], "II": [...]}``
+    in the bins' file order: what ``table.json`` stores for :func:`junctions`."""
+    return {REGION_NAMES[r]: _region_bounds(table, func, r)["bound_g"].tolist()
+            for r in REGIONS}
+
+
+def junctions(table: TwoRegionTable, region: int, bound_g) -> pd.DataFrame:
+    """Continuity of one region against per-bin bounds ``bound_g`` (g units, file order):
+    one row per pair of adjacent bins (in s), ``bin`` and ``next`` (file indices), ``jump``
+    (``|g_bin(u=1) - g_next(u=0)|``, g units) and ``allowed`` (``bound_g[bin] +
+    bound_g[next]``: each quadratic is within its bound of g on its closed bin, ends
+    included).  A jump above ``allowed`` means a damaged coefficient of one of the two."""
+    s0, _ = table.bin_spans(region)
+    order = np.argsort(s0, kind="stable")
+    a, b, c = (x[order] for x in table.coefficients(region))
+    bound = np.asarray(bound_g, np.float64)[order]
+    return pd.DataFrame({"bin": order[:-1], "next": order[1:],
+                         "jump": np.abs((a + b + c)[:-1] - a[1:]),
+                         "allowed": bound[:-1] + bound[1:]})
+
+
 # ------------------------------------------------------------------ the measurement --
 def _measure(table: TwoRegionTable, func: PairFunction, n_samples: int):
     """Samples of both regions: region, bin, |error| in g and f units, relative error."""

@@ -1,6 +1,9 @@
 """``fixedqmc tables generate|check|eval``, ``fixedqmc lutexp`` and the table benchmarks,
 run through fixedqmc.cli.main: round trips, bit-identical files, exit codes, clear errors."""
 
+import json
+import re
+
 import numpy as np
 import pytest
 
@@ -8,7 +11,7 @@ import fixedqmc.bench.tables as bench_tables
 from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.tables.builtin import builtin_names, get_builtin, resolve_function
-from fixedqmc.tables.coeff_files import read_table
+from fixedqmc.tables.coeff_files import read_table, write_table
 from fixedqmc.tables.evaluate import evaluate_table
 
 SMALL = ["--n1", "32", "--n-seg", "6", "--n-bin", "8"]
@@ -62,6 +65,37 @@ def test_check_passes_and_fails_on_tolerance(sapt2_folder, capsys):
     assert code == 1 and "check FAILED" in out
     code, out, _ = run(capsys, "tables", "check", str(sapt2_folder))  # structural
     assert code == 0 and "max_jump" in out
+
+
+def test_check_without_function_uses_the_stored_bounds(tmp_path, capsys):
+    """A float64 table whose fa.dat line 10 was changed to 0.5 fails the structural check,
+    naming the file, the lines and the jump against the bound table.json stores; the
+    untouched table passes; a table written without its function says that only
+    readability was checked."""
+    folder = tmp_path / "lj"
+    assert main(["tables", "generate", "--function", "lj", *SMALL, "--out", str(folder)]) == 0
+    capsys.readouterr()
+    meta = json.loads((folder / "table.json").read_text())
+    assert [len(meta["bound_g"][r]) for r in ("I", "II")] == [32, 48]
+    code, out, _ = run(capsys, "tables", "check", str(folder))
+    assert code == 0 and "adjacent bins meet within the error bounds" in out, out
+    lines = (folder / "fa.dat").read_text().splitlines()
+    lines[9] = "0.5"
+    (folder / "fa.dat").write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "tables", "check", str(folder))
+    assert code == 1 and "check FAILED" in out
+    assert re.search(r"region I: 2 junction\(s\) beyond the stored error bound; worst: bins "
+                     r"\d+ and \d+ \(lines (9 and 10|10 and 11) of fa.dat, fb.dat, fc.dat\) "
+                     r"do not meet: jump [\d.e+-]+ > bound [\d.e+-]+ \(rescaled units g\); "
+                     r"line\(s\) 10 meet neither neighbour", out), out
+
+    plain = write_table(read_table(folder), tmp_path / "plain")  # no function: no bounds
+    code, out, _ = run(capsys, "tables", "check", str(plain))
+    assert code == 0 and "only readability and layout were checked" in out
+    meta["bound_g"]["I"] = meta["bound_g"]["I"][:5]
+    (folder / "table.json").write_text(json.dumps(meta))
+    assert "table.json: bound_g.I must be a list of 32 bounds" in error_of(
+        capsys, "tables", "check", str(folder))
 
 
 def test_eval_matches_the_api(sapt2_folder, capsys):

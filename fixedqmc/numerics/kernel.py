@@ -225,7 +225,8 @@ class KernelPrecision:
         if self.kind != "fixed":
             y = np.ascontiguousarray(y)
             return y.view(np.float64) if self.runtime else np.asarray(y, dtype=np.float64)
-        return Fixed(np.asarray(y, np.int64), self.format_of(name)).to_float()
+        # a view: Fixed freezes its words, which must not make the caller's array read-only
+        return Fixed(np.asarray(y, np.int64).view(), self.format_of(name)).to_float()
 
     def report(self, ctx, log: OverflowLog | None = None) -> dict:
         """Record a fixed run's overflow events in ``log`` and return them per variable;

@@ -1,0 +1,172 @@
+"""Slater determinants of any orbital set, at any precision: ratios, gradients and Laplacians
+through the inverse, and Sherman-Morrison updates (seed 001, Eq. 5-7; Algorithm 1).
+
+For one spin with electrons ``i`` and occupied orbitals ``k``, ``M[i, k] = phi_k(r_i)`` and
+``psi_s = det M``.  The per-walker state is ``B = M^-1`` (shape ``(n, n)``, ``B[k, i]``).
+With ``row[k] = phi_k(r')`` the orbitals at a proposed position of electron ``j``:
+
+* ratio ``det M' / det M = sum_k row[k] B[k, j]`` (Eq. 7 with the cofactor expansion);
+* gradient at the new position ``grad_j ln|det| = sum_k grad phi_k(r') B[k, j] / ratio``;
+* per electron of the current configuration ``grad_i ln|det| = sum_k grad phi_k(r_i)
+  B[k, i]`` and ``lap_i det / det = sum_k lap phi_k(r_i) B[k, i]``;
+* the Sherman-Morrison update after the move is accepted (O(n**2)):
+  ``u[l] = sum_k row[k] B[k, l] - delta_lj``, ``B[k, l] -= B[k, j] u[l] / ratio``.
+
+The three compiled kernels run in the formats of one kernel, ``determinant`` (variables
+below): inputs (orbital rows, the inverse) arrive as words of its formats, the inverse is
+kept in them between moves (a walker's state), and every product and sum is an operation of
+:mod:`fixedqmc.numerics.kernel` (sums are accumulators: rounded once per term, added
+exactly).  A fresh inverse (:func:`fresh_inverse`) is LU in float64 on the host, as a host
+CPU does while an accelerator streams the updates; ``||M B - I||`` of the updated inverse is
+the drift diagnostic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_value, acc_zero, at,
+                                      chunk, chunk_bounds, const, load, mul, n_chunks, store,
+                                      sub)
+from fixedqmc.numerics.kernel_ops import div
+
+#: Variables of the ``determinant`` kernel (ranges are set by the system that uses it).
+DETERMINANT_VARIABLES = (
+    ("row", "an orbital value phi_k(r) (input)"),
+    ("inv", "an element of the inverse Slater matrix B (state)"),
+    ("prod", "row[k] B[k, j]"),
+    ("ratio", "det M' / det M (sum)"),
+    ("grow", "a gradient component or Laplacian of an orbital (input)"),
+    ("gprod", "grow[k] B[k, i]"),
+    ("gsum", "sum_k grow[k] B[k, i] (sum)"),
+    ("grad", "gsum / ratio at a proposed position"),
+    ("u", "sum_k row[k] B[k, l] - delta_lj (sum)"),
+    ("uq", "u[l] / ratio"),
+    ("corr", "B[k, j] u[l] / ratio"),
+)
+ROW, INV, PROD, RATIO, GROW, GPROD, GSUM, GRAD, U, UQ, CORR = range(11)
+
+
+def determinant_spec(ranges: dict) -> KernelSpec:
+    """The ``determinant`` kernel with declared ``ranges`` ``{variable: (lo, hi)}``."""
+    return KernelSpec("determinant", tuple(Variable(n, *ranges[n], doc)
+                                           for n, doc in DETERMINANT_VARIABLES))
+
+
+def fresh_inverse(M: np.ndarray):
+    """``(sign, ln|det|, B)`` of Slater matrices ``M`` (n_w, n, n), float64 LU.
+
+    A singular matrix (sign 0: the walker sits on a node) gets ``ln|det| = -inf`` and the
+    identity as its placeholder inverse; callers report it as outside (psi = 0)."""
+    sign, ln_det = np.linalg.slogdet(M)
+    singular = sign == 0
+    safe = np.where(singular[:, None, None], np.eye(M.shape[-1]), M)
+    return sign, ln_det, np.linalg.inv(safe)
+
+
+def inverse_error(M: np.ndarray, B: np.ndarray) -> float:
+    """``max |M B - I|`` over walkers and elements: the drift of an updated inverse."""
+    return float(np.max(np.abs(M @ B - np.eye(M.shape[-1])), initial=0.0))
+
+
+# ------------------------------------------------------------------------ kernels --
+def _make_dot(v_in: int, v_prod: int, v_sum: int):
+    """``dot(e, row, inv, j)``: ``sum_k row[k] inv[k, j]`` (row words of variable ``v_in``,
+    products rounded into ``v_prod``, summed in an accumulator of ``v_sum``); variable ids
+    are closure constants, as the operations need compile-time ids."""
+    @njit
+    def dot(e, row, inv, j):
+        acc = acc_zero(e, v_sum)
+        for k in range(row.shape[0]):
+            acc = acc_add(e, acc, mul(e, load(e, row[k], v_in), load(e, inv[k, j], INV),
+                                      v_prod), v_sum)
+        return acc_value(e, acc, v_sum)
+    return dot
+
+
+_ratio_dot = _make_dot(ROW, PROD, RATIO)
+_grad_dot = _make_dot(GROW, GPROD, GSUM)
+_u_dot = _make_dot(ROW, PROD, U)
+
+
+@njit
+def _ratio_chunk(ct, k, rows, inv, j, grows, out_ratio, out_grad):
+    c = chunk(ct, k)
+    lo, hi = chunk_bounds(ct, rows.shape[0], k)
+    for w in range(lo, hi):
+        e = at(c, w)
+        r = _ratio_dot(e, rows[w], inv[w], j)
+        out_ratio[w] = store(e, r)
+        for d in range(grows.shape[1]):
+            g = _grad_dot(e, grows[w, d], inv[w], j)
+            out_grad[w, d] = store(e, div(e, g, r, GRAD))
+
+
+@njit(parallel=True, cache=True)
+def ratio_kernel(ct, rows, inv, j, grows, out_ratio, out_grad):
+    """Ratios of moving electron ``j`` of every walker (words of the determinant kernel).
+
+    ``rows`` (n_w, n) orbital values at the new positions (``row``), ``inv`` (n_w, n, n)
+    (``inv``), ``grows`` (n_w, 3, n) orbital gradients there (``grow``; shape (n_w, 0, n)
+    for none); writes ``out_ratio`` (n_w,) (``ratio``) and ``out_grad`` (n_w, 3) (``grad``:
+    grad_j ln|det| at the new position)."""
+    for k in prange(n_chunks(ct, rows.shape[0])):
+        _ratio_chunk(ct, k, rows, inv, j, grows, out_ratio, out_grad)
+
+
+@njit
+def _update_walker(e, row, inv, j, ratio, u, col):
+    n = row.shape[0]
+    r = load(e, ratio, RATIO)
+    for k in range(n):
+        col[k] = inv[k, j]
+    for m in range(n):
+        s = _u_dot(e, row, inv, m)
+        if m == j:
+            s = sub(e, s, const(e, 1.0, U), U)
+        u[m] = store(e, div(e, s, r, UQ))
+    for kk in range(n):
+        bj = load(e, col[kk], INV)
+        for m in range(n):
+            inv[kk, m] = store(e, sub(e, load(e, inv[kk, m], INV),
+                                      mul(e, bj, load(e, u[m], UQ), CORR), INV))
+
+
+@njit
+def _update_chunk(ct, k, rows, inv, j, mask, ratio, scratch):
+    c = chunk(ct, k)
+    lo, hi = chunk_bounds(ct, rows.shape[0], k)
+    for w in range(lo, hi):
+        if mask[w]:
+            _update_walker(at(c, w), rows[w], inv[w], j, ratio[w], scratch[k, 0],
+                           scratch[k, 1])
+
+
+@njit(parallel=True, cache=True)
+def update_kernel(ct, rows, inv, j, mask, ratio, scratch):
+    """Sherman-Morrison update of ``inv`` (in place) for the walkers in ``mask`` after
+    electron ``j`` moved to where the orbitals are ``rows``; ``ratio`` (n_w,) from
+    :func:`ratio_kernel`; ``scratch`` (N_CHUNKS, 2, n) in the kernel's word type."""
+    for k in prange(n_chunks(ct, rows.shape[0])):
+        _update_chunk(ct, k, rows, inv, j, mask, ratio, scratch)
+
+
+@njit
+def _contract_chunk(ct, k, grows, inv, out):
+    c = chunk(ct, k)
+    lo, hi = chunk_bounds(ct, grows.shape[0], k)
+    for w in range(lo, hi):
+        e = at(c, w)
+        for i in range(grows.shape[1]):
+            for d in range(grows.shape[2]):
+                out[w, i, d] = store(e, _grad_dot(e, grows[w, i, d], inv[w], i))
+
+
+@njit(parallel=True, cache=True)
+def contract_kernel(ct, grows, inv, out):
+    """Per electron ``i``: ``sum_k grows[w, i, d, k] B[k, i]`` (``gsum``) for each of the
+    ``d`` derivative rows (gradient components, Laplacian) of ``grows`` (n_w, n, n_d, n);
+    writes ``out`` (n_w, n, n_d)."""
+    for k in prange(n_chunks(ct, grows.shape[0])):
+        _contract_chunk(ct, k, grows, inv, out)

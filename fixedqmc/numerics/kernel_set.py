@@ -111,11 +111,12 @@ class KernelSet:
     def stats(self, name: str, ctx=None, inputs: dict | None = None) -> dict:
         """``{variable: (min, max, max|x|, min nonzero |x|)}`` of the profiling calls of
         kernel ``name`` (``ctx``: of one call's context instead); ``inputs`` ``{variable:
-        array}`` gives the kernel inputs no operation produces."""
+        array}`` gives kernel input values measured on the host.  A variable's statistics
+        cover every value it held: operation results, encoded and given inputs together."""
         out = self.precisions[name].profile(self.context(name) if ctx is None else ctx)
         if self._profiles is not None:
             for v, st in self._profiles.get(("inputs", name), {}).items():
-                out.setdefault(v, st)
+                out[v] = merge_stats(out.get(v), st)
         for v, x in (inputs or {}).items():
-            out.setdefault(v, host_stats(x))
+            out[v] = merge_stats(out.get(v), host_stats(x))
         return out

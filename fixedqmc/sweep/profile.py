@@ -1,7 +1,9 @@
 """Range profiles: the dynamic range of every kernel variable, and formats derived from it.
 
 The method of seed 001 (Sec. 3): run in double precision, record for every named variable
-its minimum, maximum, largest magnitude and smallest nonzero magnitude, give each variable
+its minimum, maximum, largest magnitude and smallest nonzero magnitude (each measured over
+every value the variable holds: operation results and kernel inputs such as positions and
+table constants, never derived from the range), give each variable
 the integer bits its range needs (plus a safety margin), and use one common word width W for
 all, so that a width fixes a complete per-variable format assignment (``fixed:W`` in the
 precision spec sizes formats from the profiled ranges).
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fixedqmc.numerics.kernel_set import merge_stats
 from fixedqmc.numerics.policy import format_for_range, int_bits_for
 
 DEFAULT_MARGIN_BITS = 1
@@ -41,12 +44,8 @@ class RangeProfile:
         for b, batch in enumerate(batches):
             for k, vars_ in system.profile(batch, step=b).items():
                 dst = merged.setdefault(k, {})
-                for v, (lo, hi, mx, mn) in vars_.items():
-                    if v in dst:
-                        a = dst[v]
-                        dst[v] = (min(a[0], lo), max(a[1], hi), max(a[2], mx), min(a[3], mn))
-                    else:
-                        dst[v] = (lo, hi, mx, mn)
+                for v, st in vars_.items():
+                    dst[v] = merge_stats(dst.get(v), tuple(st))
         return cls(merged)
 
     def ranges(self, margin_bits: int = DEFAULT_MARGIN_BITS) -> dict:

@@ -45,7 +45,7 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
-from fixedqmc.numerics.kernel_set import formats_of, host_stats
+from fixedqmc.numerics.kernel_set import formats_of, host_stats, merge_stats
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
@@ -304,9 +304,9 @@ class HeliumCluster:
         """Range statistics of every kernel variable on configurations ``positions``:
         ``{kernel: {variable: (min, max, max |x|, min nonzero |x|)}}``, from a float64
         evaluation that records each operation's results (table kernels, kinetic term
-        included).  Kernel inputs that no operation produces are measured on the host:
-        positions ``x`` on ``positions``, table constants and coefficients on the tables'
-        own values."""
+        included).  Kernel inputs are measured on the host: positions ``x`` on
+        ``positions``, table constants and coefficients on the tables' own values; a variable
+        that is both (the table's region starts are loaded into ``s``) covers both."""
         pos = self.check_positions(positions)
         clone = copy.copy(self)
         clone.specialise = False
@@ -325,8 +325,8 @@ class HeliumCluster:
         for (k, kp), ctx in zip(clone.precisions.items(), clone.last_contexts):
             stats = kp.profile(ctx)
             for v in kp.spec.variables:
-                if v.name not in stats and (k, v.name) in inputs:
-                    stats[v.name] = host_stats(inputs[k, v.name])
+                if (k, v.name) in inputs:
+                    stats[v.name] = merge_stats(stats.get(v.name), host_stats(inputs[k, v.name]))
             out[k] = stats
         return out
 

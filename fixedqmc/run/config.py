@@ -140,6 +140,7 @@ def defaults_for(kind: str) -> dict:
     for name, keys in plugin.sections.items():
         config.setdefault(name, {}).update(copy.deepcopy(keys))
     config["method"].update(copy.deepcopy(plugin.method_defaults))
+    config["system"]["kind"] = kind
     return config
 
 

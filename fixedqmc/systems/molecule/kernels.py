@@ -1,0 +1,347 @@
+"""Compiled kernels of a Gaussian-basis molecule, written once for every precision.
+
+The orbital pipeline of seed 001 (Sec. 3 and Appendix B: electron-nucleus distances, the
+LUT exponential of each primitive, the contraction adder tree, the MO multiply-accumulate
+streaming one Slater-matrix row at a time) as five named kernels, each with its own
+precision; values cross from one to the next with
+:func:`~fixedqmc.numerics.kernel.convert` (rounded once into the receiving formats):
+
+``distance``
+    ``d = x - A`` per component (bohr), ``d2 = d * d``, ``r2 = sum d2`` (bohr**2).
+``exp``
+    ``arg = neg_alpha * r2`` with ``neg_alpha = -a_p`` and ``value = exp(arg)`` (the LUT
+    exponential in fixed point, :func:`~fixedqmc.numerics.kernel_ops.exp`).
+``contraction``
+    the contracted radial part ``R = sum_p c_p e_p`` (Eq. 8) with ``R' = dR/dr2`` as
+    ``dradial = sum_p (-2 a_p c_p) e_p = 2 R'`` and ``ddradial = sum_p 4 a_p**2 c_p e_p = 4 R''``;
+    the cartesian factor ``P = d_x**lx d_y**ly d_z**lz`` (``pow`` powers, ``ang`` products),
+    the AO ``ao = P R``; for derivatives ``grad_c = dP/dd_c R + (P d_c) 2R'`` and
+    ``lap = R lap P + P Q`` with ``Q = (2 l + 3) 2R' + r2 4R''`` (``radlap``).
+``orbitals``
+    MO values ``phi_k = sum_mu C[mu, k] ao_mu`` (an accumulator per orbital, streamed over
+    the AOs of the point).
+``derivatives``
+    MO gradients and Laplacians ``sum_mu C[mu, k] grad ao_mu`` and ``sum_mu C[mu, k] lap
+    ao_mu`` likewise.
+
+Screening (identical at every precision, so paired estimates see the same terms): a
+primitive with ``a_p |r - A|**2 > CUT`` (e**-36 ~ 2e-16 of its peak) is skipped, a shell
+whose primitives are all skipped gives zero AOs, decided on the float64 positions.
+
+``coulomb``: per walker ``ee = sum_{i<j} 1/r_ij`` and ``en = sum_{i,A} Z_A / r_iA`` with
+``1/r = rsqrt(r2)`` (hartree); the nuclear repulsion is the same pair sum over nuclei.
+``energy``: the kinetic energy ``-1/2 sum_i lap_i psi / psi`` (an accumulator over
+electrons).  Every kernel is parallel over points or walkers in the fixed chunks of
+:mod:`fixedqmc.numerics.kernel` (results do not depend on the thread count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
+                                      chunk_bounds, const, convert, load, mul, n_chunks, store,
+                                      sub)
+from fixedqmc.numerics.kernel_ops import exp, rsqrt
+
+#: Screening: primitives with a_p r**2 > CUT are skipped.
+CUT = 36.0
+
+DISTANCE_VARIABLES = (("x", "an electron coordinate (bohr)"),
+                      ("nucleus", "a nuclear coordinate (bohr)"),
+                      ("d", "x - A (bohr)"), ("d2", "d**2"), ("r2", "|r - A|**2 (sum)"))
+EXP_VARIABLES = (("r2", "|r - A|**2"), ("neg_alpha", "-a_p (1/bohr**2)"),
+                 ("arg", "-a_p |r - A|**2"), ("value", "exp(arg)"))
+CONTRACTION_VARIABLES = (
+    ("d", "x - A"), ("r2", "|r - A|**2"), ("value", "a primitive exponential e_p"),
+    ("coeff", "c_p"), ("term", "c_p e_p"), ("radial", "R (sum)"),
+    ("dcoeff", "-2 a_p c_p"), ("dterm", "-2 a_p c_p e_p"), ("dradial", "2 R' (sum)"),
+    ("ddcoeff", "4 a_p**2 c_p"), ("ddterm", "4 a_p**2 c_p e_p"), ("ddradial", "4 R'' (sum)"),
+    ("int", "small integer factors (l_c, l_c (l_c - 1), 2 l + 3)"),
+    ("pow", "powers d_c**n"), ("ang", "cartesian factors P"), ("ao", "AO value P R"),
+    ("dang", "dP/dd_c"), ("pd", "P d_c"), ("gterm", "a gradient term"),
+    ("grad", "AO gradient component (sum)"), ("lterm", "a Laplacian term"),
+    ("lap_p", "lap P (sum)"), ("qa", "(2 l + 3) 2R'"), ("qb", "r2 4R''"),
+    ("radlap", "Q = qa + qb"), ("lap", "AO Laplacian (sum)"))
+ORBITALS_VARIABLES = (("ao", "an AO value"), ("coeff", "an MO coefficient C[mu, k]"),
+                      ("term", "C[mu, k] ao_mu"), ("value", "an MO value (sum)"))
+DERIVATIVES_VARIABLES = (("dao", "an AO gradient component or Laplacian"),
+                         ("coeff", "an MO coefficient"), ("term", "C[mu, k] dao_mu"),
+                         ("grad", "an MO gradient component (sum)"),
+                         ("lap", "an MO Laplacian (sum)"))
+COULOMB_VARIABLES = (("x", "a coordinate (bohr)"), ("nucleus", "a nuclear coordinate"),
+                     ("d", "a coordinate difference"), ("d2", "its square"),
+                     ("r2", "a squared distance (sum)"), ("inv_r", "1 / r (1/bohr)"),
+                     ("charge", "Z_A or Z_A Z_B"), ("q_inv_r", "Z / r"),
+                     ("ee", "electron-electron energy (sum, Ha)"),
+                     ("en", "electron-nucleus attraction, positive (sum, Ha)"),
+                     ("nn", "nucleus-nucleus energy (sum, Ha)"))
+ENERGY_VARIABLES = (("lap", "lap_i psi / psi of one electron (1/bohr**2)"),
+                    ("lap_sum", "sum over electrons"), ("half", "-1/2"),
+                    ("kinetic", "kinetic energy (Ha)"))
+
+X, NUC, D, D2, R2 = range(5)
+E_R2, E_NALPHA, E_ARG, E_VALUE = range(4)
+(C_D, C_R2, C_VALUE, C_COEFF, C_TERM, C_RADIAL, C_DCOEFF, C_DTERM, C_DRADIAL, C_DDCOEFF,
+ C_DDTERM, C_DDRADIAL, C_INT, C_POW, C_ANG, C_AO, C_DANG, C_PD, C_GTERM, C_GRAD, C_LTERM,
+ C_LAPP, C_QA, C_QB, C_RADLAP, C_LAP) = range(26)
+M_AO, M_COEFF, M_TERM, M_VALUE = range(4)
+G_DAO, G_COEFF, G_TERM, G_GRAD, G_LAP = range(5)
+(V_X, V_NUC, V_D, V_D2, V_R2, V_INV_R, V_CHARGE, V_QINV, V_EE, V_EN, V_NN) = range(11)
+K_LAP, K_LAP_SUM, K_HALF, K_KINETIC = range(4)
+
+
+# ----------------------------------------------------------------- cartesian factors --
+@njit
+def _power(e, d, n):
+    """d**n (n >= 0) as a value of ``pow``."""
+    p = const(e, 1.0, C_POW)
+    for _ in range(n):
+        p = mul(e, p, d, C_POW)
+    return p
+
+
+@njit
+def _monomial(e, dx, dy, dz, lx, ly, lz):
+    """dx**lx dy**ly dz**lz as a value of ``ang``."""
+    return mul(e, mul(e, _power(e, dx, lx), _power(e, dy, ly), C_ANG), _power(e, dz, lz),
+               C_ANG)
+
+
+@njit
+def _cartesian(ea, dc, r2, R, dR, ddR, l, pw, derivs, i, ao, dao):
+    """AO value (and gradient, Laplacian) of the cartesian AO with powers ``pw``; writes
+    ``ao[i]`` and ``dao[i, 0:4]`` (words of the contraction kernel)."""
+    lx, ly, lz = pw[0], pw[1], pw[2]
+    P = _monomial(ea, dc[0], dc[1], dc[2], lx, ly, lz)
+    ao[i] = store(ea, mul(ea, P, R, C_AO))
+    if not derivs:
+        return
+    for c in range(3):
+        g = acc_zero(ea, C_GRAD)
+        if pw[c] > 0:
+            q = (lx - (c == 0), ly - (c == 1), lz - (c == 2))
+            dP = mul(ea, const(ea, pw[c], C_INT), _monomial(ea, dc[0], dc[1], dc[2], q[0],
+                                                            q[1], q[2]), C_DANG)
+            g = acc_add(ea, g, mul(ea, dP, R, C_GTERM), C_GRAD)
+        g = acc_add(ea, g, mul(ea, mul(ea, P, dc[c], C_PD), dR, C_GTERM), C_GRAD)
+        dao[i, c] = store(ea, acc_value(ea, g, C_GRAD))
+    lp = acc_zero(ea, C_LAPP)
+    for c in range(3):
+        if pw[c] > 1:
+            q = (lx - 2 * (c == 0), ly - 2 * (c == 1), lz - 2 * (c == 2))
+            lp = acc_add(ea, lp, mul(ea, const(ea, pw[c] * (pw[c] - 1), C_INT),
+                                     _monomial(ea, dc[0], dc[1], dc[2], q[0], q[1], q[2]),
+                                     C_LTERM), C_LAPP)
+    Q = add(ea, mul(ea, const(ea, 2 * l + 3, C_INT), dR, C_QA), mul(ea, r2, ddR, C_QB),
+            C_RADLAP)
+    lap = acc_add(ea, acc_zero(ea, C_LAP), mul(ea, R, acc_value(ea, lp, C_LAPP), C_LTERM),
+                  C_LAP)
+    lap = acc_add(ea, lap, mul(ea, P, Q, C_LTERM), C_LAP)
+    dao[i, 3] = store(ea, acc_value(ea, lap, C_LAP))
+
+
+# ------------------------------------------------------------------- one point --
+@njit
+def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
+    """The cartesian AOs at one point: ``pf`` (3,) float64 (screening), ``pt`` (3,) words of
+    ``distance.x``; writes ``ao``/``dao`` (contraction words) and returns the number of
+    AOs in ``active`` (their indices; the others are screened out)."""
+    coords, atom_shell, shell_l, shell_prim, shell_ao, powers, exps, coeffs, cut = basis
+    n_active = 0
+    x = (load(ed, pt[0], X), load(ed, pt[1], X), load(ed, pt[2], X))
+    for a in range(coords.shape[0]):
+        r2f = ((pf[0] - coords[a, 0]) ** 2 + (pf[1] - coords[a, 1]) ** 2
+               + (pf[2] - coords[a, 2]) ** 2)
+        if r2f > cut[a]:
+            continue
+        d0 = sub(ed, x[0], const(ed, coords[a, 0], NUC), D)
+        d1 = sub(ed, x[1], const(ed, coords[a, 1], NUC), D)
+        d2 = sub(ed, x[2], const(ed, coords[a, 2], NUC), D)
+        acc = acc_add(ed, acc_zero(ed, R2), mul(ed, d0, d0, D2), R2)
+        acc = acc_add(ed, acc, mul(ed, d1, d1, D2), R2)
+        r2 = acc_value(ed, acc_add(ed, acc, mul(ed, d2, d2, D2), R2), R2)
+        r2x = convert(ex, r2, ed, E_R2)
+        r2a = convert(ea, r2, ed, C_R2)
+        dc = (convert(ea, d0, ed, C_D), convert(ea, d1, ed, C_D), convert(ea, d2, ed, C_D))
+        for s in range(atom_shell[a], atom_shell[a + 1]):
+            R = acc_zero(ea, C_RADIAL)
+            dR = acc_zero(ea, C_DRADIAL)
+            ddR = acc_zero(ea, C_DDRADIAL)
+            used = False
+            for p in range(shell_prim[s], shell_prim[s + 1]):
+                alpha = exps[p]
+                if alpha * r2f > CUT:
+                    continue
+                used = True
+                ev = exp(ex, mul(ex, const(ex, -alpha, E_NALPHA), r2x, E_ARG), E_VALUE)
+                v = convert(ea, ev, ex, C_VALUE)
+                R = acc_add(ea, R, mul(ea, const(ea, coeffs[p], C_COEFF), v, C_TERM),
+                            C_RADIAL)
+                if derivs:
+                    c = coeffs[p]
+                    dR = acc_add(ea, dR, mul(ea, const(ea, -2.0 * alpha * c, C_DCOEFF), v,
+                                             C_DTERM), C_DRADIAL)
+                    ddR = acc_add(ea, ddR, mul(ea, const(ea, 4.0 * alpha * alpha * c,
+                                                         C_DDCOEFF), v, C_DDTERM),
+                                  C_DDRADIAL)
+            if not used:
+                continue
+            Rv = acc_value(ea, R, C_RADIAL)
+            dRv = acc_value(ea, dR, C_DRADIAL)
+            ddRv = acc_value(ea, ddR, C_DDRADIAL)
+            for i in range(shell_ao[s], shell_ao[s + 1]):
+                _cartesian(ea, dc, r2a, Rv, dRv, ddRv, shell_l[s], powers[i], derivs, i, ao,
+                           dao)
+                active[n_active] = i
+                n_active += 1
+    return n_active
+
+
+@njit
+def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom, out_v,
+               out_d):
+    """MO values (and gradients, Laplacians) at one point from its active AOs: ``cm``
+    (n_mo, n_cart) words of ``orbitals.coeff``, ``cg`` of ``derivatives.coeff``."""
+    for t in range(n_active):
+        i = active[t]
+        aom[t] = store(em, convert(em, load(ea, ao[i], C_AO), ea, M_AO))
+        if derivs:
+            for c in range(3):
+                daom[t, c] = store(eg, convert(eg, load(ea, dao[i, c], C_GRAD), ea, G_DAO))
+            daom[t, 3] = store(eg, convert(eg, load(ea, dao[i, 3], C_LAP), ea, G_DAO))
+    for k in range(cm.shape[0]):
+        acc = acc_zero(em, M_VALUE)
+        for t in range(n_active):
+            acc = acc_add(em, acc, mul(em, load(em, cm[k, active[t]], M_COEFF),
+                                       load(em, aom[t], M_AO), M_TERM), M_VALUE)
+        out_v[k] = store(em, acc_value(em, acc, M_VALUE))
+        if derivs:
+            for c in range(3):
+                g = acc_zero(eg, G_GRAD)
+                for t in range(n_active):
+                    g = acc_add(eg, g, mul(eg, load(eg, cg[k, active[t]], G_COEFF),
+                                           load(eg, daom[t, c], G_DAO), G_TERM), G_GRAD)
+                out_d[k, c] = store(eg, acc_value(eg, g, G_GRAD))
+            lp = acc_zero(eg, G_LAP)
+            for t in range(n_active):
+                lp = acc_add(eg, lp, mul(eg, load(eg, cg[k, active[t]], G_COEFF),
+                                         load(eg, daom[t, 3], G_DAO), G_TERM), G_LAP)
+            out_d[k, 3] = store(eg, acc_value(eg, lp, G_LAP))
+
+
+@njit
+def _orbital_chunk(cd, cx, ca, cm_ctx, cg_ctx, k, derivs, pf, pt, basis, cm, cg, scratch,
+                   out_v, out_d):
+    ed0, ex0, ea0 = chunk(cd, k), chunk(cx, k), chunk(ca, k)
+    em0, eg0 = chunk(cm_ctx, k), chunk(cg_ctx, k)
+    ao, dao, aom, daom, active = scratch
+    lo, hi = chunk_bounds(cd, pf.shape[0], k)
+    for p in range(lo, hi):
+        ed, ex, ea, em, eg = at(ed0, p), at(ex0, p), at(ea0, p), at(em0, p), at(eg0, p)
+        n = _point_aos(ed, ex, ea, derivs, pf[p], pt[p], basis, ao[k], dao[k], active[k])
+        _point_mos(ea, em, eg, derivs, n, active[k], ao[k], dao[k], cm, cg, aom[k], daom[k],
+                   out_v[p], out_d[p])
+
+
+@njit(parallel=True, cache=True)
+def orbital_kernel(cd, cx, ca, cm_ctx, cg_ctx, derivs, pf, pt, basis, cm, cg, scratch, out_v,
+                   out_d):
+    """Molecular orbitals at points, through the five orbital kernels.
+
+    ``cd, cx, ca, cm_ctx, cg_ctx`` the contexts of the distance, exp, contraction, orbitals
+    and derivatives kernels (separate arguments: numba's parallel loops take no nested
+    tuples of arrays); ``pf``
+    (n_p, 3) float64 points (bohr; screening), ``pt`` the same as ``distance.x`` words;
+    ``basis`` the tuple of :meth:`OrbitalKernels.basis_args`; ``cm``/``cg`` (n_mo, n_cart)
+    MO coefficients as ``orbitals.coeff``/``derivatives.coeff`` words; ``scratch`` per
+    chunk (:meth:`OrbitalKernels.scratch`).  Writes ``out_v`` (n_p, n_mo) ``orbitals.value``
+    words and, if ``derivs``, ``out_d`` (n_p, n_mo, 4) gradient components and Laplacian
+    (``derivatives.grad``/``lap``)."""
+    for k in prange(n_chunks(cd, pf.shape[0])):
+        _orbital_chunk(cd, cx, ca, cm_ctx, cg_ctx, k, derivs, pf, pt, basis, cm, cg, scratch,
+                       out_v, out_d)
+
+
+# ---------------------------------------------------------------------- Coulomb --
+@njit
+def _inv_distance(e, a, b):
+    """1 / |a - b| of two (3,) value triples (``inv_r``)."""
+    acc = acc_zero(e, V_R2)
+    for c in range(3):
+        d = sub(e, a[c], b[c], V_D)
+        acc = acc_add(e, acc, mul(e, d, d, V_D2), V_R2)
+    return rsqrt(e, acc_value(e, acc, V_R2), V_INV_R)
+
+
+@njit
+def _coulomb_walker(e, pos, nuc, charges, out):
+    n, n_nuc = pos.shape[0], nuc.shape[0]
+    ee = acc_zero(e, V_EE)
+    en = acc_zero(e, V_EN)
+    for i in range(n):
+        ri = (load(e, pos[i, 0], V_X), load(e, pos[i, 1], V_X), load(e, pos[i, 2], V_X))
+        for j in range(i + 1, n):
+            rj = (load(e, pos[j, 0], V_X), load(e, pos[j, 1], V_X), load(e, pos[j, 2], V_X))
+            ee = acc_add(e, ee, _inv_distance(e, ri, rj), V_EE)
+        for a in range(n_nuc):
+            ra = (const(e, nuc[a, 0], V_NUC), const(e, nuc[a, 1], V_NUC),
+                  const(e, nuc[a, 2], V_NUC))
+            en = acc_add(e, en, mul(e, const(e, charges[a], V_CHARGE),
+                                    _inv_distance(e, ri, ra), V_QINV), V_EN)
+    out[0] = store(e, acc_value(e, ee, V_EE))
+    out[1] = store(e, acc_value(e, en, V_EN))
+
+
+@njit
+def _coulomb_chunk(cv, k, pos, nuc, charges, out):
+    c = chunk(cv, k)
+    lo, hi = chunk_bounds(cv, pos.shape[0], k)
+    for w in range(lo, hi):
+        _coulomb_walker(at(c, w), pos[w], nuc, charges, out[w])
+
+
+@njit(parallel=True, cache=True)
+def coulomb_kernel(cv, pos, nuc, charges, out):
+    """``out[w] = (ee, en)`` (``coulomb.ee``/``en`` words, hartree) of walkers ``pos``
+    (n_w, n, 3) ``coulomb.x`` words; nuclei ``nuc`` (n_nuc, 3) and ``charges`` float64."""
+    for k in prange(n_chunks(cv, pos.shape[0])):
+        _coulomb_chunk(cv, k, pos, nuc, charges, out)
+
+
+@njit(cache=True)
+def nuclear_repulsion_kernel(cv, nuc, charges):
+    """``sum_{A<B} Z_A Z_B / R_AB`` (a ``coulomb.nn`` word)."""
+    e = at(chunk(cv, 0), 0)
+    nn = acc_zero(e, V_NN)
+    for a in range(nuc.shape[0]):
+        ra = (const(e, nuc[a, 0], V_NUC), const(e, nuc[a, 1], V_NUC), const(e, nuc[a, 2], V_NUC))
+        for b in range(a + 1, nuc.shape[0]):
+            rb = (const(e, nuc[b, 0], V_NUC), const(e, nuc[b, 1], V_NUC),
+                  const(e, nuc[b, 2], V_NUC))
+            nn = acc_add(e, nn, mul(e, const(e, charges[a] * charges[b], V_CHARGE),
+                                    _inv_distance(e, ra, rb), V_QINV), V_NN)
+    return store(e, acc_value(e, nn, V_NN))
+
+
+# ------------------------------------------------------------------------ energy --
+@njit
+def _kinetic_chunk(ck, k, lap, out):
+    c = chunk(ck, k)
+    lo, hi = chunk_bounds(ck, lap.shape[0], k)
+    for w in range(lo, hi):
+        e = at(c, w)
+        acc = acc_zero(e, K_LAP_SUM)
+        for i in range(lap.shape[1]):
+            acc = acc_add(e, acc, load(e, lap[w, i], K_LAP), K_LAP_SUM)
+        out[w] = store(e, mul(e, const(e, -0.5, K_HALF), acc_value(e, acc, K_LAP_SUM),
+                              K_KINETIC))
+
+
+@njit(parallel=True, cache=True)
+def kinetic_kernel(ck, lap, out):
+    """``out[w] = -1/2 sum_i lap[w, i]`` (``energy.kinetic`` words, hartree) from the
+    per-electron ``lap_i psi / psi`` (n_w, n) ``energy.lap`` words."""
+    for k in prange(n_chunks(ck, lap.shape[0])):
+        _kinetic_chunk(ck, k, lap, out)

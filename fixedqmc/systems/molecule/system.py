@@ -1,0 +1,345 @@
+"""A Gaussian-basis molecule as a QMC system: Slater determinants of PySCF orbitals.
+
+Hamiltonian (hartree atomic units, ``hbar**2 / 2m = 1/2``)::
+
+    H = -1/2 sum_i lap_i - sum_{i,A} Z_A / r_iA + sum_{i<j} 1 / r_ij + sum_{A<B} Z_A Z_B / R_AB
+
+Trial function (seed 001, Eq. 5-8): ``psi = det[phi_k(r_i)]_up det[phi_k(r_i)]_down`` of the
+occupied molecular orbitals ``phi_k = sum_mu C[mu, k] chi_mu`` of a mean-field calculation,
+the AOs ``chi_mu`` contracted Gaussians.  No Jastrow factor (the seed's case): VMC then
+samples ``|psi_HF|**2`` and its energy is the mean-field energy.  Gaussians have no cusp at
+the nuclei, so the local energy diverges like ``-Z / r`` there and its variance is large;
+DMC keeps only the nodes of psi.
+
+Every kernel of :mod:`fixedqmc.systems.molecule.kernels` and the ``determinant`` kernel of
+:mod:`fixedqmc.systems.determinants` runs at its own precision (``distance``, ``exp``,
+``contraction``, ``orbitals``, ``derivatives``, ``determinant``, ``coulomb``, ``energy``).
+Values pass between kernels as float64 (exact for words of at most 53 bits).
+
+Per-walker state: per spin ``s`` the inverse Slater matrix ``inv{s}`` (words of the
+determinant kernel), and ``ln_det``, ``sign`` of the product of determinants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable
+from fixedqmc.numerics.kernel_set import KernelSet
+from fixedqmc.qmc.system import Evaluation, Proposal, Units, Walkers
+from fixedqmc.systems import determinants as det
+from fixedqmc.systems.molecule import kernels as K
+from fixedqmc.systems.molecule.basis import GaussianBasis, basis_from_mole, evaluate_numpy
+
+HARTREE_EV = 27.211386245988  # CODATA 2018
+UNITS = Units("hartree", "bohr", {"millihartree": 1e3, "eV": HARTREE_EV,
+                                  "kcal/mol": 627.5094740631})
+ORBITAL_KERNELS = ("distance", "exp", "contraction", "orbitals", "derivatives")
+#: Margin (bohr) around the nuclei of the declared coordinate range.
+MARGIN = 10.0
+
+
+def _spec(name, variables, ranges):
+    return KernelSpec(name, tuple(Variable(v, *ranges[v], doc) for v, doc in variables))
+
+
+def _sym(x):
+    x = float(abs(x))
+    return (-x, x)
+
+
+class Molecule:
+    """A molecule with occupied MOs ``mo_up`` (n_ao, n_up), ``mo_down`` (n_ao, n_down) in
+    the AO basis of ``mol`` (a PySCF ``Mole``); implements the system protocol
+    (:mod:`fixedqmc.qmc.system`).  ``spread`` (bohr): the Gaussian spread of the starting
+    electrons around their nuclei."""
+
+    units = UNITS
+    hbar2_2m = 0.5
+
+    def __init__(self, mol, mo_up, mo_down, precision="float64", *, ranges=None, seed=0,
+                 spread: float = 0.7):
+        self.mol = mol
+        self.basis: GaussianBasis = basis_from_mole(mol)
+        b = self.basis
+        self.n = (int(mo_up.shape[1]), int(mo_down.shape[1]))
+        self.n_particles = sum(self.n)
+        self.spread = float(spread)
+        #: per spin, MO coefficients over cartesian AOs (n_mo, n_cart), C-contiguous
+        self.mo = [np.ascontiguousarray((b.cart2sph @ c).T) for c in (mo_up, mo_down)]
+        self.kernels = declared_kernels(b, self.mo, self.n)
+        self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed)
+        self.log = self.ks.log
+        self._basis_args = _basis_args(b)
+        self._nn = self._nuclear_repulsion(self.ks)
+
+    # -- kernels ------------------------------------------------------------------------
+    def _nuclear_repulsion(self, ks) -> float:
+        ctx = ks.context("coulomb", 0)
+        w = K.nuclear_repulsion_kernel(ctx, self.basis.coords, self.basis.charges)
+        ks.report("coulomb", ctx)
+        return float(ks.decode("coulomb", "nn", np.array([w]))[0])
+
+    def _orbitals(self, ks, pts, s: int, derivs: bool, step: int):
+        """MO values (P, n_s) and, with ``derivs``, gradients and Laplacians (P, n_s, 4) of
+        spin ``s`` at points ``pts`` (P, 3), float64."""
+        pts = np.ascontiguousarray(pts, np.float64)
+        P, n_cart, n_mo = pts.shape[0], self.basis.n_cart, self.mo[s].shape[0]
+        ctxs = tuple(ks.context(k, step) for k in ORBITAL_KERNELS)
+        da, dm, dg = (ks[k].dtype for k in ("contraction", "orbitals", "derivatives"))
+        scratch = (np.zeros((N_CHUNKS, n_cart), da), np.zeros((N_CHUNKS, n_cart, 4), da),
+                   np.zeros((N_CHUNKS, n_cart), dm), np.zeros((N_CHUNKS, n_cart, 4), dg),
+                   np.zeros((N_CHUNKS, n_cart), np.int64))
+        out_v = np.zeros((P, n_mo), dm)
+        out_d = np.zeros((P, n_mo if derivs else 0, 4), dg)
+        K.orbital_kernel(*ctxs, derivs, pts, ks.encode("distance", "x", pts, step),
+                         self._basis_args, ks.encode("orbitals", "coeff", self.mo[s], step),
+                         ks.encode("derivatives", "coeff", self.mo[s], step), scratch,
+                         out_v, out_d)
+        for k, ctx in zip(ORBITAL_KERNELS, ctxs):
+            ks.report(k, ctx)
+        vals = ks.decode("orbitals", "value", out_v)
+        if not derivs:
+            return vals, None
+        d = ks.decode("derivatives", "grad", out_d)
+        d[..., 3] = ks.decode("derivatives", "lap", out_d[..., 3])
+        return vals, d
+
+    def _slater(self, ks, pos, s: int, derivs: bool, step: int):
+        """Slater matrices M[w, i, k] of spin s and (with derivs) (n_w, n_s, n_s, 4)."""
+        lo, m = self._first(s), self.n[s]
+        nw = pos.shape[0]
+        vals, d = self._orbitals(ks, pos[:, lo:lo + m].reshape(-1, 3), s, derivs, step)
+        return vals.reshape(nw, m, m), None if d is None else d.reshape(nw, m, m, 4)
+
+    def _first(self, s: int) -> int:
+        return 0 if s == 0 else self.n[0]
+
+    def _spins(self):
+        return [s for s in (0, 1) if self.n[s]]
+
+    def _spin_of(self, i: int):
+        return (0, i) if i < self.n[0] else (1, i - self.n[0])
+
+    def _fresh(self, ks, Ms: dict, step: int) -> dict:
+        nw = next(iter(Ms.values())).shape[0] if Ms else 0
+        state = {"ln_det": np.zeros(nw), "sign": np.ones(nw)}
+        for s, M in Ms.items():
+            sign, ln_det, B = det.fresh_inverse(M)
+            state[f"inv{s}"] = ks.encode("determinant", "inv", B, step).copy()
+            state["ln_det"] += ln_det
+            state["sign"] *= sign
+        return state
+
+    # -- the protocol -------------------------------------------------------------------
+    def initial_positions(self, n_walkers: int, rng: np.random.Generator) -> np.ndarray:
+        """Electrons around the nuclei: spin-up electrons fill the atoms in turn (weighted
+        by charge), spin-down ones likewise from the other end, with Gaussian noise."""
+        order = np.repeat(np.arange(self.basis.n_atom), self.basis.charges.astype(int))
+        if order.size == 0:
+            order = np.arange(self.basis.n_atom)
+        sites = np.concatenate([np.resize(order, self.n[0]), np.resize(order[::-1], self.n[1])])
+        centre = self.basis.coords[sites]
+        return centre + rng.normal(0.0, self.spread, (n_walkers, self.n_particles, 3))
+
+    @staticmethod
+    def wrap(positions: np.ndarray) -> np.ndarray:
+        return positions  # open boundaries
+
+    def evaluate(self, walkers: Walkers, *, step: int = 0) -> Evaluation:
+        return self._evaluate(self.ks, walkers, step)
+
+    def _evaluate(self, ks, walkers: Walkers, step: int) -> Evaluation:
+        pos = np.asarray(walkers.positions, np.float64)
+        nw = pos.shape[0]
+        mats = {s: self._slater(ks, pos, s, True, step) for s in self._spins()}
+        state = walkers.state if walkers.state else self._fresh(
+            ks, {s: M for s, (M, _) in mats.items()}, step)
+        grad = np.zeros((nw, self.n_particles, 3))
+        lap = np.zeros((nw, self.n_particles))
+        ct = ks.context("determinant", step)
+        for s, (_, d) in mats.items():
+            lo, m = self._first(s), self.n[s]
+            grows = ks.encode("determinant", "grow", d.transpose(0, 1, 3, 2), step)
+            out = np.zeros((nw, m, 4), ks["determinant"].dtype)
+            det.contract_kernel(ct, grows, state[f"inv{s}"], out)
+            g = ks.decode("determinant", "gsum", out)
+            grad[:, lo:lo + m] = g[..., :3]
+            lap[:, lo:lo + m] = g[..., 3]
+        ks.report("determinant", ct)
+        parts = {"kinetic": self._kinetic(ks, lap, step), **self._coulomb(ks, pos, step)}
+        zero = state["sign"] == 0
+        return Evaluation(np.where(zero, -np.inf, state["ln_det"]), state["sign"].copy(), grad,
+                          parts, zero.astype(np.int64), state)
+
+    def _kinetic(self, ks, lap, step):
+        ck = ks.context("energy", step)
+        out = np.zeros(lap.shape[0], ks["energy"].dtype)
+        K.kinetic_kernel(ck, ks.encode("energy", "lap", lap, step), out)
+        ks.report("energy", ck)
+        return ks.decode("energy", "kinetic", out)
+
+    def _coulomb(self, ks, pos, step):
+        cv = ks.context("coulomb", step)
+        out = np.zeros((pos.shape[0], 2), ks["coulomb"].dtype)
+        K.coulomb_kernel(cv, ks.encode("coulomb", "x", pos, step), self.basis.coords,
+                         self.basis.charges, out)
+        ks.report("coulomb", cv)
+        return {"electron_electron": ks.decode("coulomb", "ee", out[:, 0]),
+                "electron_nucleus": -ks.decode("coulomb", "en", out[:, 1]),
+                "nucleus_nucleus": np.full(pos.shape[0], self._nn)}
+
+    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0) -> Proposal:
+        return self._propose(self.ks, walkers, i, new, step)
+
+    def _propose(self, ks, walkers, i, new, step):
+        s, j = self._spin_of(i)
+        new = np.ascontiguousarray(new, np.float64)
+        nw = new.shape[0]
+        vals, d = self._orbitals(ks, new, s, True, step)
+        ct = ks.context("determinant", step)
+        dt = ks["determinant"].dtype
+        rows = ks.encode("determinant", "row", vals, step)
+        out_r, out_g = np.zeros(nw, dt), np.zeros((nw, 3), dt)
+        det.ratio_kernel(ct, rows, walkers.state[f"inv{s}"], j,
+                         ks.encode("determinant", "grow", d[..., :3].transpose(0, 2, 1), step),
+                         out_r, out_g)
+        ks.report("determinant", ct)
+        ratio = ks.decode("determinant", "ratio", out_r)
+        with np.errstate(divide="ignore"):
+            log_ratio = np.log(np.abs(ratio))
+        zero = ratio == 0
+        grad = np.where(zero[:, None], 0.0, ks.decode("determinant", "grad", out_g))
+        return Proposal(new, log_ratio, np.sign(ratio), grad, zero.astype(np.int64),
+                        (rows, out_r, ratio, step))
+
+    def accept(self, walkers: Walkers, i: int, mask, proposal: Proposal) -> None:
+        self._accept(self.ks, walkers, i, mask, proposal)
+
+    def _accept(self, ks, walkers, i, mask, proposal):
+        s, j = self._spin_of(i)
+        rows, ratio_words, ratio, step = proposal.saved
+        m = np.asarray(mask, bool) & (ratio != 0)
+        walkers.positions[m, i] = proposal.new[m]
+        ct = ks.context("determinant", step)
+        dt = ks["determinant"].dtype
+        det.update_kernel(ct, rows, walkers.state[f"inv{s}"], j, m, ratio_words,
+                          np.zeros((N_CHUNKS, 2, self.n[s]), dt))
+        ks.report("determinant", ct)
+        walkers.state["ln_det"][m] += np.log(np.abs(ratio[m]))
+        walkers.state["sign"][m] *= np.sign(ratio[m])
+
+    def recompute(self, walkers: Walkers, *, step: int = 0) -> dict:
+        """Fresh inverses; returns ``inverse_error``, the largest ``|M M^-1 - I|`` of the
+        incrementally updated inverses."""
+        pos = walkers.positions
+        Ms = {s: self._slater(self.ks, pos, s, False, step)[0] for s in self._spins()}
+        err = max((det.inverse_error(M, self.ks.decode("determinant", "inv",
+                                                       walkers.state[f"inv{s}"]))
+                   for s, M in Ms.items()), default=0.0)
+        walkers.state = self._fresh(self.ks, Ms, step)
+        return {"inverse_error": err}
+
+    def profile(self, positions, *, step: int = 0) -> dict:
+        """Ranges of every kernel variable in a float64 evaluation of ``positions`` and one
+        single-electron move of each electron (a small displacement, accepted)."""
+        ks = self.ks.profiling()
+        self._nuclear_repulsion(ks)
+        pos = np.array(positions, np.float64)
+        walkers = Walkers(pos.copy(), None)
+        ev = self._evaluate(ks, walkers, step)
+        walkers.state = ev.state
+        rng = np.random.default_rng(step)
+        for i in range(self.n_particles):
+            new = pos[:, i] + rng.normal(0.0, 0.3, (pos.shape[0], 3))
+            prop = self._propose(ks, walkers, i, new, step)
+            self._accept(ks, walkers, i, np.ones(pos.shape[0], bool), prop)
+        return {k: ks.stats(k) for k in self.kernels}  # encoded inputs included
+
+    def formats(self) -> dict:
+        return self.ks.formats()
+
+
+# ---------------------------------------------------------------- declared ranges --
+def _basis_args(b: GaussianBasis) -> tuple:
+    atom_shell = np.searchsorted(b.shell_atom, np.arange(b.n_atom + 1)).astype(np.int64)
+    if not np.all(np.diff(b.shell_atom) >= 0):
+        raise ValueError("shells must be grouped by atom (PySCF's order)")
+    min_exp = np.array([b.exps[b.shell_prim[s]:b.shell_prim[s + 1]].min()
+                        for s in range(len(b.shell_l))])
+    cut = np.array([K.CUT / min_exp[atom_shell[a]:atom_shell[a + 1]].min()
+                    if atom_shell[a + 1] > atom_shell[a] else -1.0 for a in range(b.n_atom)])
+    return (b.coords, atom_shell, b.shell_l, b.shell_prim, b.shell_ao, b.powers, b.exps,
+            b.coeffs, cut)
+
+
+def declared_kernels(b: GaussianBasis, mo: list, n: tuple) -> dict:
+    """The kernels with declared ranges: analytic bounds from the basis (screening radius,
+    exponents, coefficients) and sampled ones (AO/MO values and derivatives at points
+    around the nuclei, times 4)."""
+    r2_max = K.CUT / b.exps.min()
+    d_max = np.sqrt(r2_max)
+    l_max = int(b.shell_l.max())
+    x_max = float(np.abs(b.coords).max()) + MARGIN
+    a_max, c_max = b.exps.max(), np.abs(b.coeffs).max()
+    rad = max(np.abs(b.coeffs[b.shell_prim[s]:b.shell_prim[s + 1]]).sum()
+              for s in range(len(b.shell_l)))
+    drad = 2 * max(np.abs(b.exps * b.coeffs)[b.shell_prim[s]:b.shell_prim[s + 1]].sum()
+                   for s in range(len(b.shell_l)))
+    ddrad = 4 * max(np.abs(b.exps ** 2 * b.coeffs)[b.shell_prim[s]:b.shell_prim[s + 1]].sum()
+                    for s in range(len(b.shell_l)))
+    pw = max(1.0, d_max ** l_max)
+    rng = np.random.default_rng(0)
+    pts = (b.coords[rng.integers(0, b.n_atom, 4000)]
+           + rng.normal(0.0, 1.0, (4000, 3)) * rng.choice([0.1, 0.5, 2.0], (4000, 1)))
+    v, g, lp = evaluate_numpy(b, pts)
+    ao_max, dao_max = 4 * np.abs(v).max(), 4 * max(np.abs(g).max(), np.abs(lp).max())
+    cm = max(np.abs(c).max(initial=0.0) for c in mo)
+    mo_v = 4 * max(np.abs(v @ c.T).max(initial=0.0) for c in mo)
+    mo_d = 4 * max(max(np.abs(np.einsum("pac,ka->pkc", g, c)).max(initial=0.0),
+                       np.abs(lp @ c.T).max(initial=0.0)) for c in mo)
+    term = cm * max(ao_max, dao_max)
+    n_e, n_max = sum(n), max(max(n), 1)
+    inv_max = 64.0 * n_max
+    span = 2 * x_max
+    ranges = {
+        "distance": {"x": _sym(x_max), "nucleus": _sym(np.abs(b.coords).max()),
+                     "d": _sym(d_max), "d2": (0, r2_max), "r2": (0, 3 * r2_max)},
+        "exp": {"r2": (0, r2_max), "neg_alpha": (-a_max, 0), "arg": (-K.CUT, 0),
+                "value": (0, 1)},
+        "contraction": {
+            "d": _sym(d_max), "r2": (0, r2_max), "value": (0, 1), "coeff": _sym(c_max),
+            "term": _sym(c_max), "radial": _sym(rad), "dcoeff": _sym(2 * a_max * c_max),
+            "dterm": _sym(2 * a_max * c_max), "dradial": _sym(drad),
+            "ddcoeff": _sym(4 * a_max ** 2 * c_max), "ddterm": _sym(4 * a_max ** 2 * c_max),
+            "ddradial": _sym(ddrad), "int": (0, max(2 * l_max + 3, l_max * (l_max - 1))),
+            "pow": _sym(pw), "ang": _sym(pw), "ao": _sym(ao_max), "dang": _sym(l_max * pw),
+            "pd": _sym(pw * d_max), "gterm": _sym(dao_max), "grad": _sym(dao_max),
+            "lterm": _sym(dao_max), "lap_p": _sym(l_max * l_max * pw),
+            "qa": _sym((2 * l_max + 3) * drad), "qb": _sym(r2_max * ddrad),
+            "radlap": _sym((2 * l_max + 3) * drad + r2_max * ddrad), "lap": _sym(dao_max)},
+        "orbitals": {"ao": _sym(ao_max), "coeff": _sym(cm), "term": _sym(cm * ao_max),
+                     "value": _sym(mo_v)},
+        "derivatives": {"dao": _sym(dao_max), "coeff": _sym(cm), "term": _sym(term),
+                        "grad": _sym(mo_d), "lap": _sym(mo_d)},
+        "coulomb": {"x": _sym(x_max), "nucleus": _sym(np.abs(b.coords).max()),
+                    "d": _sym(span), "d2": (0, span ** 2), "r2": (0, 3 * span ** 2),
+                    "inv_r": (0, 1e3), "charge": (0, b.charges.max() ** 2),
+                    "q_inv_r": (0, 1e3 * b.charges.max()),
+                    "ee": (0, 1e3 * n_e ** 2 / 2), "en": (0, 1e3 * n_e * b.charges.sum()),
+                    "nn": (0, 1e3 * b.charges.sum() ** 2)},
+        "energy": {"lap": _sym(1e4), "lap_sum": _sym(1e4 * n_e), "half": (-0.5, 0),
+                   "kinetic": _sym(5e3 * n_e)},
+    }
+    det_r = {"row": _sym(mo_v), "inv": _sym(inv_max), "prod": _sym(mo_v * inv_max),
+             "ratio": _sym(64), "grow": _sym(mo_d), "gprod": _sym(mo_d * inv_max),
+             "gsum": _sym(mo_d * inv_max * n_max), "grad": _sym(1e3),
+             "u": _sym(mo_v * inv_max * n_max), "uq": _sym(mo_v * inv_max * n_max),
+             "corr": _sym(mo_v * inv_max ** 2 * n_max)}
+    variables = {"distance": K.DISTANCE_VARIABLES, "exp": K.EXP_VARIABLES,
+                 "contraction": K.CONTRACTION_VARIABLES, "orbitals": K.ORBITALS_VARIABLES,
+                 "derivatives": K.DERIVATIVES_VARIABLES, "coulomb": K.COULOMB_VARIABLES,
+                 "energy": K.ENERGY_VARIABLES}
+    out = {k: _spec(k, variables[k], ranges[k]) for k in variables}
+    out["determinant"] = det.determinant_spec(det_r)
+    return out

@@ -1,0 +1,120 @@
+"""The Gaussian-basis molecule system: orbitals against PySCF, the system protocol, the
+precision of its kernels, and physics (VMC of a single determinant = its mean-field
+energy; fixed-node DMC of nodeless H2 = the exact energy)."""
+
+import numpy as np
+import pytest
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.qmc.system import Walkers
+from fixedqmc.run import run
+from fixedqmc.run.config import load_config
+from fixedqmc.systems.molecule.geometry import build_mole
+from fixedqmc.systems.molecule.scf import mean_field
+from fixedqmc.systems.molecule.system import Molecule
+from fixedqmc.testing import check_system
+
+H2 = "H 0 0 0; H 0 0 1.4"
+H2_EXACT = -1.17447  # non-relativistic ground state at R = 1.4 bohr (Kolos-Wolniewicz)
+
+
+@pytest.fixture(scope="module")
+def water():
+    mol = build_mole("O 0 0 0; H 0 1.43 1.11; H 0 -1.43 1.11", basis="cc-pvdz")
+    return mol, mean_field(mol, "rhf")
+
+
+@pytest.fixture(scope="module")
+def h2_pair():
+    """Two H2 molecules: four electrons, a 2 x 2 determinant per spin."""
+    mol = build_mole(H2 + "; H 5 0 0; H 5 0 1.4")
+    mf = mean_field(mol, "rhf")
+    return mol, mf, Molecule(mol, mf.mo_up, mf.mo_down)
+
+
+def test_orbitals_values_gradients_laplacians_match_pyscf(water):
+    """s, p and spherical d shells (cc-pVDZ water) at random points, float64, 1e-10."""
+    mol, mf = water
+    m = Molecule(mol, mf.mo_up, mf.mo_down)
+    pts = np.random.default_rng(0).normal(size=(40, 3)) * 1.5
+    vals, d = m._orbitals(m.ks, pts, 0, True, 0)
+    ao = mol.eval_gto("GTOval_sph_deriv2", pts)
+    refs = [ao[0], ao[1], ao[2], ao[3], ao[4] + ao[7] + ao[9]]
+    for got, ref in zip([vals, d[..., 0], d[..., 1], d[..., 2], d[..., 3]], refs):
+        ref = ref @ mf.mo_up
+        assert np.max(np.abs(got - ref)) <= 1e-10 * np.abs(ref).max()
+
+
+def test_system_protocol(water):
+    """Finite-difference gradients and Laplacians, Sherman-Morrison ratios and updates
+    against fresh evaluations, masked accepts, walker order, threads."""
+    mol, mf = water
+    m = Molecule(mol, mf.mo_up, mf.mo_down)
+    check_system(m, m.initial_positions(5, np.random.default_rng(2)))
+
+
+def test_fixed_point_converges_to_float64_and_is_reproducible(h2_pair):
+    mol, mf, m64 = h2_pair
+    pos = m64.initial_positions(30, np.random.default_rng(3))
+    e64 = m64.evaluate(Walkers(pos.copy(), None)).local_energy
+    prof = m64.profile(pos)
+    assert set(prof["exp"]) == {"r2", "neg_alpha", "arg", "value"}
+    assert prof["exp"]["value"][1] <= 1.0 and prof["exp"]["arg"][0] >= -36.0
+    ranges = {k: {v: st[:2] for v, st in d.items()} for k, d in prof.items()}
+    errors = []
+    for bits in (40, 46, 52):
+        mf_ = Molecule(mol, mf.mo_up, mf.mo_down, f"fixed:{bits}", ranges=ranges, seed=4)
+        e = mf_.evaluate(Walkers(pos.copy(), None), step=7).local_energy
+        again = Molecule(mol, mf.mo_up, mf.mo_down, f"fixed:{bits}", ranges=ranges, seed=4)
+        assert np.array_equal(e, again.evaluate(Walkers(pos.copy(), None), step=7).local_energy)
+        errors.append(np.abs(e - e64).max())
+    assert errors[0] > errors[1] > errors[2] and 0 < errors[2] < 1e-5, errors
+
+
+def test_precision_reaches_one_kernel_only(h2_pair):
+    mol, mf, _ = h2_pair
+    m = Molecule(mol, mf.mo_up, mf.mo_down, "float64,exp=fixed:30")
+    f = m.formats()
+    assert "Q" in f["exp.value"] and f["orbitals.value"] == "float64"
+    assert set(m.kernels) == {"distance", "exp", "contraction", "orbitals", "derivatives",
+                              "determinant", "coulomb", "energy"}
+
+
+def _h2_input(tmp_path, name, **method):
+    m = {"walkers": 200, "blocks": 20, "steps_per_block": 20, "equil_blocks": 3, **method}
+    return {"output": str(tmp_path / name), "seed": 1, "method": m,
+            "system": {"kind": "molecule", "atoms": H2}}
+
+
+def test_vmc_of_the_rhf_determinant_gives_the_rhf_energy(tmp_path):
+    """No Jastrow: VMC samples |psi_RHF|**2, so <E_L> is PySCF's RHF energy."""
+    s = run(overrides=_h2_input(tmp_path, "vmc"), progress=False).summary
+    e_rhf = mean_field(build_mole(H2), "rhf").e_tot
+    assert s["units"] == "hartree" and s["system"] == "molecule"
+    assert abs(s["energy"] - e_rhf) < 3.5 * s["energy_error"], (s["energy"], e_rhf)
+    assert s["stages"]["vmc"]["nucleus_nucleus"] == pytest.approx(1 / 1.4, rel=1e-12)
+    assert (tmp_path / "vmc" / "scf").is_dir()  # the mean field is cached in the output
+
+
+def test_dmc_of_h2_reaches_the_exact_energy(tmp_path):
+    """One up and one down electron: psi_RHF has no node, fixed-node DMC is exact."""
+    s = run(overrides=_h2_input(tmp_path, "dmc", kind="dmc", taus=[0.01], vmc_blocks=5),
+            progress=False).summary
+    assert abs(s["energy"] - H2_EXACT) < 4 * s["energy_error"] + 0.002, s["energy"]
+    assert s["stages"]["dmc_tau0.01"]["node_crossings"] == 0
+
+
+@pytest.mark.parametrize("system, trial, key", [
+    ({"basis": "no-such-basis"}, {}, "system.basis"),
+    ({"atoms": "H 0 0 0", "spin": 1}, {}, "trial.scf"),  # open shell: RHF impossible
+    ({"atoms": "", "lattice": 0}, {}, "system.lattice"),
+    ({"atoms": "H 0 0 0; H 0 0 0.01"}, {}, "system.atoms"),
+    ({"spin": 1}, {}, "system.spin"),
+    ({}, {"mo_coeff": "missing.npy"}, "trial.mo_coeff"),
+])
+def test_bad_input_is_named_before_work(tmp_path, system, trial, key):
+    cfg = {"output": str(tmp_path / "x"),
+           "system": {"kind": "molecule", "atoms": H2, **system}, "trial": trial}
+    with pytest.raises(FixedQMCError, match=key.replace(".", r"\.")):
+        load_config(overrides=cfg)
+    assert not (tmp_path / "x").exists()

@@ -61,7 +61,8 @@ def test_build_mole_from_string_and_lattice():
     (dict(atoms="H 0 0 zz"), "system.atoms", "parsed"),
     (dict(atoms=[("H", (0, 0))]), "system.atoms", "parsed"),
     (dict(atoms=[("H", (0.0, 0.0, float("inf")))]), "system.atoms", "finite"),
-    (dict(atoms="H 0 0 0; H 0 0 0.05"), "system.atoms", r"overlapping nuclei: atom 0 \(H\) and atom 1 \(H\) are 0.05 bohr"),
+    (dict(atoms="H 0 0 0; H 0 0 0.05"), "system.atoms",
+     r"overlapping nuclei: atom 0 \(H\) and atom 1 \(H\) are 0.05 bohr"),
     (dict(atoms=H2, basis="no-such-basis"), "system.basis", "'no-such-basis'.*element H"),
     (dict(atoms="H 0 0 0; Rn 0 0 3", basis="sto-6g", spin=1), "system.basis", "element Rn"),
     (dict(atoms=H2, charge=3), "system.charge", "-1 electrons"),
@@ -103,7 +104,8 @@ def test_basis_matches_pyscf(atoms, basis_name, cart):
     assert len(basis.shell_l) == mol._bas[:, gto.NCTR_OF].sum()
     assert basis.shell_prim[-1] == len(basis.exps) == len(basis.coeffs)
     assert basis.shell_ao[-1] == basis.n_cart and basis.cart2sph.shape == (basis.n_cart, mol.nao)
-    np.testing.assert_array_equal(basis.powers.sum(1), np.repeat(basis.shell_l, np.diff(basis.shell_ao)))
+    np.testing.assert_array_equal(basis.powers.sum(1),
+                                  np.repeat(basis.shell_l, np.diff(basis.shell_ao)))
     for name, dtype in [("coords", np.float64), ("charges", np.float64), ("shell_atom", np.int64),
                         ("shell_l", np.int64), ("shell_prim", np.int64), ("exps", np.float64),
                         ("coeffs", np.float64), ("shell_ao", np.int64), ("powers", np.int64),
@@ -210,7 +212,8 @@ def test_load_mo_coeff(tmp_path):
     mol = build_mole("Li 0 0 0", spin=1)
     ref = mean_field(mol, "uhf")
     np.savez(tmp_path / "mo.npz", up=ref.mo_up, down=ref.mo_down)
-    loaded = load_mo_coeff(tmp_path / "mo.npz", mol, 2, 1)
+    assert np.isnan(load_mo_coeff(tmp_path / "mo.npz", mol, 2, 1).e_tot)
+    loaded = load_mo_coeff(tmp_path / "mo.npz", mol, 2, 1, energy=True)
     np.testing.assert_array_equal(loaded.mo_up, ref.mo_up)
     np.testing.assert_array_equal(loaded.mo_down, ref.mo_down)
     assert loaded.e_tot == pytest.approx(ref.e_tot, abs=1e-10)
@@ -220,7 +223,7 @@ def test_load_mo_coeff(tmp_path):
     h2 = build_mole(H2)
     rhf = mean_field(h2)
     np.save(tmp_path / "mo.npy", np.hstack([3.0 * rhf.mo_up, np.ones((2, 1))]))
-    loaded = load_mo_coeff(tmp_path / "mo.npy", h2, 1, 1)
+    loaded = load_mo_coeff(tmp_path / "mo.npy", h2, 1, 1, energy=True)
     assert loaded.mo_up.shape == loaded.mo_down.shape == (2, 1)
     assert loaded.e_tot == pytest.approx(rhf.e_tot, abs=1e-10)
 

@@ -72,7 +72,7 @@ def build_mole(atoms: str | Atoms, basis="sto-6g", charge: int = 0, spin: int = 
             :data:`MIN_NUCLEAR_DISTANCE`, an impossible charge or spin, or a basis PySCF does
             not have for an element; all before the molecule is built.
     """
-    if not (atoms.strip() if isinstance(atoms, str) else len(atoms)):
+    if not (atoms.strip() if isinstance(atoms, str) else atoms):
         raise FixedQMCError("system.atoms is empty: give at least one atom")
     try:
         parsed = gto.format_atom(atoms, unit="Bohr")

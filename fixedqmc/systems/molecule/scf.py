@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import zipfile
@@ -37,7 +38,8 @@ class MeanField:
     Attributes:
         mo_up: ``(n_ao, n_up)`` float64 occupied spin-up MO coefficients (C-contiguous).
         mo_down: ``(n_ao, n_down)`` float64 occupied spin-down MO coefficients.
-        e_tot: total energy of the determinant (nuclear repulsion included), hartree.
+        e_tot: total energy of the determinant (nuclear repulsion included), hartree;
+            NaN from :func:`load_mo_coeff` unless asked for.
         method: ``"rhf"``, ``"uhf"``, ``"rohf"``, or ``"file"`` for :func:`load_mo_coeff`.
         converged: the SCF converged (always True from :func:`mean_field`, which raises
             otherwise; False from :func:`load_mo_coeff`, where no SCF ran).
@@ -87,15 +89,17 @@ def mean_field(mol: gto.Mole, method: str = "rhf", cache_dir: str | os.PathLike 
     return result
 
 
-def load_mo_coeff(path: str | os.PathLike, mol: gto.Mole, n_up: int, n_down: int
-                  ) -> MeanField:
+def load_mo_coeff(path: str | os.PathLike, mol: gto.Mole, n_up: int, n_down: int, *,
+                  energy: bool = False) -> MeanField:
     """Occupied MOs from a user's file (``trial.mo_coeff``).
 
     A ``.npy`` file holds one ``(n_ao, n_mo)`` array for both spins; a ``.npz`` file holds
     ``up`` and ``down``.  The first ``n_up`` (``n_down``) columns are the occupied orbitals.
-    ``e_tot`` is PySCF's UHF energy of the determinant's density matrices
-    ``D = C (C^T S C)^-1 C^T`` (valid for non-orthonormal columns), which costs one Fock
-    build, like one SCF iteration.
+    With ``energy=True``, ``e_tot`` is PySCF's UHF energy of the determinant's density
+    matrices ``D = C (C^T S C)^-1 C^T`` (valid for non-orthonormal columns).  That costs one
+    Fock build, i.e. all two-electron integrals: under a second for a few atoms, but about
+    4 minutes for 64 H2 in STO-6G on 2 cores, as long as the SCF itself.  Otherwise (the
+    default) ``e_tot`` is NaN.
 
     Raises:
         FixedQMCError: a missing or unreadable file, missing arrays, a wrong shape (rows
@@ -117,7 +121,6 @@ def load_mo_coeff(path: str | os.PathLike, mol: gto.Mole, n_up: int, n_down: int
                                 f"not all finite")
         mos.append(np.ascontiguousarray(c[:, :n_occ], dtype=np.float64))
     s = mol.intor("int1e_ovlp")
-    dms = []
     for spin, c in zip(("up", "down"), mos):
         try:
             np.linalg.cholesky(c.T @ s @ c)
@@ -125,9 +128,12 @@ def load_mo_coeff(path: str | os.PathLike, mol: gto.Mole, n_up: int, n_down: int
             raise FixedQMCError(f"trial.mo_coeff {str(path)!r}: the occupied {spin}-spin "
                                 f"orbitals are linearly dependent (their determinant is "
                                 f"zero everywhere)") from exc
-        dms.append(c @ np.linalg.solve(c.T @ s @ c, c.T))
-    e_tot = scf.UHF(mol).energy_tot(dm=np.array(dms))
-    return MeanField(mos[0], mos[1], float(e_tot), "file", False, float(mol.energy_nuc()))
+    if energy:
+        dms = [c @ np.linalg.solve(c.T @ s @ c, c.T) for c in mos]
+        e_tot = float(scf.UHF(mol).energy_tot(dm=np.array(dms)))
+    else:
+        e_tot = math.nan
+    return MeanField(mos[0], mos[1], e_tot, "file", False, float(mol.energy_nuc()))
 
 
 def _read_mo_file(path: Path) -> dict[str, np.ndarray]:

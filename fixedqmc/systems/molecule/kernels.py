@@ -37,7 +37,6 @@ electrons).  Every kernel is parallel over points or walkers in the fixed chunks
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,

@@ -36,22 +36,28 @@ def refused(r, *words):
      ["method.target_population = 1000000000000", "DMC population of up to 2 x"]),
     ("profile", ["method.blocks=100000000000"], ["method.blocks = 100000000000"]),
     ("sweep", ["method.walkers=10000000000"], ["method.walkers = 10000000000", "processes"]),
+    ("run", ["system.n_atoms=1000000000"], ["1000000000 particles per walker", "at least"]),
 ])
 def test_impossible_sizes_are_refused_with_an_estimate(tmp_path, command, sets, keys):
     out = tmp_path / "new" / "out"  # both folders would be created by the call
     r = cli(command, *SMALL, *[a for s in sets for a in ("--set", s)],
             "--set", f"output='{out}'")
-    refused(r, *keys, "needs about", "available on this machine", "reduce")
+    refused(r, *keys, "particles per walker): this needs", "available on this machine",
+            "reduce")
     assert not (tmp_path / "new").exists()
 
 
 def test_memory_estimate_against_the_available_memory(tmp_path, monkeypatch):
     cfg = {"system": {"n_atoms": 3}, "tables": {"r_max": 30.0}, "output": str(tmp_path / "m"),
            "method": {"walkers": 1000, "blocks": 2, "equil_blocks": 0, "steps_per_block": 1}}
-    monkeypatch.setattr(memory, "available_bytes", lambda: 100_000)
-    with pytest.raises(FixedQMCError, match=r"method.walkers = 1000: this needs about 736 kB of memory "
-                                            r"\(184 bytes per walker x 4 driver copies x 1000 "
-                                            r"walkers\), but 100 kB is available"):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 600_000)
+    with pytest.raises(FixedQMCError, match=r"method.walkers = 1000 \(3 particles per walker\): "
+                                            r"this needs about 736 kB of memory \(184 bytes per "
+                                            r"walker x 4 driver copies x 1000 walkers\), but "
+                                            r"600 kB is available"):
+        run(overrides=cfg, progress=False)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 500_000)  # below the floor
+    with pytest.raises(FixedQMCError, match=r"needs at least 576 kB .*\(144 bytes per walker"):
         run(overrides=cfg, progress=False)
     assert not (tmp_path / "m").exists()
     monkeypatch.setattr(memory, "available_bytes", lambda: None)  # unknown: not checked

@@ -9,7 +9,9 @@ holds about :data:`DRIVER_COPIES` such copies per walker (the walkers and their
 evaluation, a proposed move and its evaluation, the branching or checkpoint copy); a DMC
 population may grow to twice its target.  A sampling phase (the float64 reference of
 ``fixedqmc profile`` and ``fixedqmc sweep``) also keeps the walkers' positions and local
-energy at the end of every production block.
+energy at the end of every production block.  Before the two probe walkers are made, a
+floor of ``n_particles`` positions and gradients (float64) per walker is checked, so that a
+system too large for even that is refused without allocating anything.
 
 Available memory: ``psutil.virtual_memory().available`` if psutil is installed, else
 ``MemAvailable`` of ``/proc/meminfo``, else ``os.sysconf`` (available physical pages); when
@@ -89,14 +91,22 @@ def _population(method: dict) -> tuple[int, str]:
 def check_memory(system, config: dict, *, samples: bool = False, copies: int = 1) -> None:
     """Refuse a calculation of ``config`` on ``system`` that does not fit in the available
     memory (module docstring).  ``samples``: the run also keeps its production samples
-    (a float64 reference); ``copies``: processes holding it at once (a local sweep pool)."""
+    (a float64 reference); ``copies``: processes holding it at once (a local sweep pool).
+    A run that cannot fit even at the floor of ``n_particles`` positions and gradients per
+    walker is refused before the two probe walkers are made."""
     avail = available_bytes()
     if avail is None:
         return
-    m = config["method"]
+    floor = int(system.n_particles) * 3 * 8
+    _refuse_beyond(avail, config, system, 2 * floor, floor, samples, copies, "at least")
     per_walker, per_position = walker_bytes(system)
+    _refuse_beyond(avail, config, system, per_walker, per_position, samples, copies, "about")
+
+
+def _refuse_beyond(avail, config, system, per_walker, per_position, samples, copies, how_sure):
+    m = config["method"]
     population, how = _population(m)
-    need = per_walker * DRIVER_COPIES * population
+    need = per_walker * DRIVER_COPIES * max(population, 2)
     parts = [f"{readable(per_walker)} per walker x {DRIVER_COPIES} driver copies x {how}"]
     keys = ["method.walkers"] + (["method.target_population"]
                                  if m["kind"] == "dmc" and m["target_population"] else [])
@@ -111,8 +121,9 @@ def check_memory(system, config: dict, *, samples: bool = False, copies: int = 1
     if need > avail:
         shown = ", ".join(f"{k} = {_get(config, k)}" for k in keys)
         raise FixedQMCError(
-            f"{shown}: this needs about {readable(need)} of memory ({'; '.join(parts)}), but "
-            f"{readable(avail)} is available on this machine; reduce {' or '.join(keys)}")
+            f"{shown} ({system.n_particles} particles per walker): this needs {how_sure} "
+            f"{readable(need)} of memory ({'; '.join(parts)}), but {readable(avail)} is "
+            f"available on this machine; reduce {' or '.join(keys)} or the system's size")
 
 
 def _get(config: dict, key: str):

@@ -344,8 +344,8 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     created = _probe_output(out)
     try:  # input errors are raised before anything is written
         system = build_system(config, ranges)
-        _check_moves(system, config)
         check_memory(system, config)
+        _check_moves(system, config)
     except BaseException:
         _remove(created)
         raise

@@ -144,7 +144,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     unit = get_plugin(config["system"]["kind"]).units.energy
     system = build_system({**config, "precision": "float64"})
     check_memory(system, config, samples=True)
-    ref = sample_reference(config, system=system)
+    ref = sample_reference(config, progress=None, system=system)
     frame = ref.profile.frame(args.width)
     out = Path(config["output"]) / "profile"
     out.mkdir(parents=True, exist_ok=True)

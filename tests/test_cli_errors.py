@@ -86,3 +86,42 @@ def test_the_probe_leaves_no_overflow_events():
     assert system.log.total_events == 0
     system.evaluate(Walkers(system.initial_positions(2, np.random.default_rng(0)), None))
     assert system.log.total_events > 0  # what the probe kept out of the log
+
+
+# ------------------------------------------------------------------- progress lines --
+def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(tmp_path):
+    r = cli("run", *SMALL, "--set", "method.walkers=8", "--set", "method.blocks=4",
+            "--set", "method.equil_blocks=2", "--set", "method.steps_per_block=2",
+            "--set", f"output='{tmp_path / 'run'}'")
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr and "Traceback" not in r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("fixedqmc: run: block")]
+    assert [x.split(",")[0] for x in lines] == [
+        f"fixedqmc: run: block {k}/6 ({100 * k // 6}%)" for k in range(1, 7)]
+
+
+def test_sweep_progress_shows_the_reference_phase_and_the_points(tmp_path):
+    r = cli("sweep", *SMALL, "--set", "method.walkers=8", "--set", "method.blocks=3",
+            "--set", "method.equil_blocks=1", "--set", "method.steps_per_block=2",
+            "--set", f"output='{tmp_path}'", "--widths", "40", "--kernels", "potential",
+            "--no-float32", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stderr
+    assert "fixedqmc: float64 reference: block 4/4 (100%)" in r.stderr
+    assert "fixedqmc: sweep: point 1/1 (100%)" in r.stderr
+
+
+def test_plain_lines_at_each_tenth_or_after_a_silence(monkeypatch):
+    import io
+
+    from fixedqmc import progress
+
+    clock = iter([0.0, 1.0, 2.0, 3.0, 15.0, 16.0])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    bar = progress.Lines(100, unit="point", desc="sweep", stream=out)
+    for n in (5, 6, 1, 1):  # 5%, 11% (a tenth), 12%, 13% (15 s after the last line)
+        bar.update(n)
+    bar.close()
+    assert out.getvalue().splitlines() == ["fixedqmc: sweep: point 11/100 (11%), 0m02s",
+                                           "fixedqmc: sweep: point 13/100 (13%), 0m15s"]

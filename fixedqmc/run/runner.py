@@ -49,6 +49,7 @@ import pandas as pd
 
 from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.progress import progress as progress_bar
 from fixedqmc.qmc.dmc import DMCSettings, dmc_block, start_dmc, timestep_extrapolation
 from fixedqmc.qmc.estimators import reblock
 from fixedqmc.qmc.registry import get_plugin, load_plugins
@@ -328,7 +329,8 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     with their safety margin, size the formats of width-only fixed specs (``fixed:W``);
     without it the declared ranges do.  ``stop_after_blocks`` stops (leaving the
     checkpoint) once that many blocks have been run in this call, as an interruption
-    would; ``progress`` shows a progress bar (default: when stderr is a terminal).
+    would; ``progress``: None (default) a progress bar when stderr is a terminal, else a
+    plain line per tenth of the blocks or per 10 s (:mod:`fixedqmc.progress`); False: none.
     """
     config = load_config(path, sets, overrides)
     ranges, profile_digest = _profile_ranges(profile)
@@ -365,7 +367,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
         ck["state"].block if ck["state"] is not None else 0)
     if finished:
         _say(progress, f"{out}: resuming at block {finished} of {total}")
-    bar = _progress(total, finished, progress)
+    bar = progress_bar(total, initial=finished, unit="block", desc="run", show=progress)
     ran = 0
     try:
         while ck["stage"] < len(plan):
@@ -422,15 +424,6 @@ def _say(show: bool | None, text: str) -> None:
     import sys
     if show is not False:
         print(f"fixedqmc: {text}", file=sys.stderr)
-
-
-def _progress(total: int, initial: int, show: bool | None):
-    import sys
-
-    from tqdm import tqdm
-    if show is None:
-        show = sys.stderr.isatty()
-    return tqdm(total=total, initial=initial, unit="block", disable=not show)
 
 
 def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> RunResult:

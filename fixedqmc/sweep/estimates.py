@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fixedqmc.progress import progress as progress_bar
 from fixedqmc.qmc.estimators import reblock
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import run_vmc, start_vmc
@@ -63,22 +64,27 @@ class Reference:
     wall_time: float
 
 
-def sample_reference(config: dict, progress=None, system=None) -> Reference:
+def sample_reference(config: dict, progress: bool | None = False, system=None) -> Reference:
     """The float64 reference of ``config`` (validated input, see :mod:`fixedqmc.run`);
-    ``system``: its float64 system if already built."""
+    ``system``: its float64 system if already built; ``progress``: show the blocks' progress
+    (None: a bar on a terminal, plain lines otherwise, :mod:`fixedqmc.progress`)."""
     t0 = time.perf_counter()
     system = system or build_system({**config, "precision": "float64"})
     st, settings = _start(config, system)
     samples, energies = [], []
+    bar = progress_bar(settings.total_blocks, unit="block", desc="float64 reference",
+                       show=progress)
 
     def keep(state):
         if state.block > settings.equil_blocks:
             samples.append(state.positions.copy())
             energies.append(state.local_energy.copy())
-        if progress is not None:
-            progress(state)
+        bar.update(1)
 
-    run_vmc(system, st, settings, on_block=keep)
+    try:
+        run_vmc(system, st, settings, on_block=keep)
+    finally:
+        bar.close()
     energy, error, acc = _energy(st)
     samples = np.array(samples)
     profile = RangeProfile.from_system(system, samples)

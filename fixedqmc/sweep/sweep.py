@@ -48,6 +48,7 @@ import pandas as pd
 from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
+from fixedqmc.progress import progress as progress_bar
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
 
@@ -228,7 +229,9 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
 
     ``tolerance`` is in ``units`` (default: the system's energy unit, K for helium).
     ``output`` defaults to ``<input output>/sweep``.  ``workers``: local worker processes
-    (default 2, 1 = in this process).
+    (default 2, 1 = in this process).  ``progress``: None (default) progress bars when
+    stderr is a terminal, else plain lines for the float64 reference and the points
+    (:mod:`fixedqmc.progress`); False: none.
     """
     from fixedqmc.run.runner import build_system
     if mode not in MODES:
@@ -253,12 +256,13 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     (out / "points").mkdir(parents=True, exist_ok=True)
     (out / "meta.json").write_text(json.dumps(meta))
 
-    reference = _reference(config, out, system)
+    reference = _reference(config, out, system, progress)
     tasks = [Point(k, w) for k in kernel_sets for w in widths]
     if float32:
         tasks += [Point(k, None) for k in kernel_sets]
     todo = [p for p in tasks if not (out / "points" / f"{p.key}.json").exists()]
-    bar = _bar(len(tasks), len(tasks) - len(todo), progress)
+    bar = progress_bar(len(tasks), initial=len(tasks) - len(todo), unit="point",
+                       desc="sweep", show=progress)
     try:
         for row in _execute(todo, config, reference, mode, workers or 2, client):
             key = Point(row["kernels"], row["width"]).key
@@ -285,20 +289,12 @@ def _atomic_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _bar(total, initial, show):
-    import sys
-
-    from tqdm import tqdm
-    return tqdm(total=total, initial=initial, unit="point",
-                disable=not (sys.stderr.isatty() if show is None else show))
-
-
-def _reference(config, out: Path, system):
+def _reference(config, out: Path, system, progress):
     from fixedqmc.sweep.estimates import sample_reference
     p = out / "reference.pkl"
     if p.exists():
         return pickle.loads(p.read_bytes())
-    ref = sample_reference(config, system=system)
+    ref = sample_reference(config, progress=progress, system=system)
     tmp = p.with_name(p.name + ".tmp")
     tmp.write_bytes(pickle.dumps(ref))
     os.replace(tmp, p)

@@ -2,8 +2,12 @@
 exit status 2, a message naming the key and what is allowed, no traceback, no output
 folder left behind; and progress lines when stderr is not a terminal."""
 
+import json
+import math
+import random
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -125,3 +129,136 @@ def test_plain_lines_at_each_tenth_or_after_a_silence(monkeypatch):
     bar.close()
     assert out.getvalue().splitlines() == ["fixedqmc: sweep: point 11/100 (11%), 0m02s",
                                            "fixedqmc: sweep: point 13/100 (13%), 0m15s"]
+
+
+# -------------------------------------------------------- random malformed inputs --
+BASE = {"system": {"n_atoms": 3}, "tables": {"r_max": 30.0},
+        "method": {"walkers": 4, "blocks": 2, "equil_blocks": 0, "steps_per_block": 1}}
+ODD = "ßλ中é\u200b😀"  # no key, kind or precision spec contains one of these
+INT_KEYS = ["method.walkers", "method.blocks", "method.steps_per_block", "method.equil_blocks",
+            "method.max_age", "method.recompute_every", "method.target_population",
+            "method.vmc_blocks", "system.n_atoms", "seed"]
+FLOAT_KEYS = ["method.step_size", "method.target_acceptance", "method.energy_cutoff",
+              "tables.r_max"]
+STR_KEYS = ["precision", "units", "output", "system.kind", "method.kind", "method.move",
+            "system.potential"]
+
+
+def _text(rng, alphabet="abcxyz_-:=."):
+    """Random text with at least one character no valid name or spec has."""
+    return "".join(rng.choice(alphabet + ODD) for _ in range(rng.randint(0, 8))) + rng.choice(ODD)
+
+
+def _wrong_type(rng):
+    key = rng.choice(INT_KEYS + FLOAT_KEYS + STR_KEYS + ["specialise", "method.taus", "plugins"])
+    if key in INT_KEYS:
+        bad = [rng.randint(-9, 9) + 0.5, _text(rng), rng.random() < 0.5, [1, 2], {"a": 1}]
+    elif key in FLOAT_KEYS:
+        bad = [_text(rng), rng.random() < 0.5, [0.5], {"x": 1.0}]
+    elif key in STR_KEYS:
+        bad = [rng.randint(-5, 5), rng.random(), rng.random() < 0.5, [_text(rng)],
+               {"a": _text(rng)}]
+    else:
+        bad = {"specialise": [1, _text(rng), [True]],
+               "method.taus": [_text(rng), {"a": 1.0}, [_text(rng)], [True], []],
+               "plugins": [5, [3], "", [""], {"a": "b"}]}[key]
+    return key, rng.choice(bad), key
+
+
+def _out_of_range(rng):
+    k, x, nan, inf = rng.randint(1, 10**6), rng.uniform(1e-3, 1e6), float("nan"), float("inf")
+    key, bad = rng.choice([
+        ("method.walkers", rng.choice([0, -k, 10 ** rng.randint(13, 18)])),
+        ("method.blocks", rng.choice([0, 1, -k])), ("method.steps_per_block", -k),
+        ("method.step_size", rng.choice([0.0, -x, nan, inf])),
+        ("method.target_acceptance", rng.choice([0.0, 1.0, 1 + x, -x, nan])),
+        ("method.energy_cutoff", rng.choice([-x, nan, inf])),
+        ("method.taus", rng.choice([[0.0], [-x], [nan], [0.01, inf]])),
+        ("system.n_atoms", rng.choice([0, 1, -k, 10**9])), ("seed", -k),
+        ("method.max_age", 0), ("method.recompute_every", 0), ("method.equil_blocks", -k),
+        ("tables.r_max", rng.choice([-x, 0.0, nan, inf]))])
+    huge = isinstance(bad, int) and bad >= 10**9  # refused by the memory estimate
+    return key, bad, "this needs" if huge else key
+
+
+def _unknown_key(rng):
+    key = rng.choice(["", "system.", "method.", "tables.", "methd."]) + _text(rng, "abcxyz_-")
+    return key, 1, repr(key.split(".")[0] if key.startswith("methd.") else key)
+
+
+def _unknown_kind(rng):
+    key = rng.choice(["system.kind", "method.kind", "method.move"])
+    return key, _text(rng), key
+
+
+def _bad_precision(rng):
+    k = rng.randint(1, 99)
+    return "precision", rng.choice([
+        "fixed:0", f"fixed:{64 + k}", f"fixed:-{k}", "float128", "", "fixed:Q1.x",
+        "potential=fixed:32:banana", f"nokernel{k}=fixed:32", "kinetic.nope=fixed:32",
+        "fixed:32:nearest:bogus", "potential=", "=fixed:32", f"fixed:Q{64 + k}.10",
+        _text(rng)]), "precision"
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else "inf" if v > 0 else "-inf"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(map(_toml_value, v)) + "]"
+    return "{" + ", ".join(f"{_toml_value(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+
+
+def _toml(config: dict) -> str:
+    lines = [f"{_toml_value(k)} = {_toml_value(v)}" for k, v in config.items()
+             if not isinstance(v, dict)]
+    for name, keys in config.items():
+        if isinstance(keys, dict):
+            lines += [f"[{_toml_value(name)}]"] + [f"{_toml_value(k)} = {_toml_value(v)}"
+                                                   for k, v in keys.items()]
+    return "\n".join(lines) + "\n"
+
+
+def malformed(seed: int, output: str) -> tuple[str, bytes, str]:
+    """Case ``seed``: (what is broken, the input file's bytes, a text the error must
+    contain); one of wrong types, out-of-range / NaN / huge values, unknown keys (unicode,
+    empty), unknown kinds, bad precision specs and files that are not TOML."""
+    rng = random.Random(seed)
+    kinds = [_wrong_type, _out_of_range, _unknown_key, _unknown_kind, _bad_precision, None]
+    make = kinds[seed % len(kinds)]
+    if make is None:
+        return "not TOML", rng.choice([b"[method\nwalkers = 3\n", b"walkers = \n",
+                                       b"\xff\xfe\x00bad", b"[system]\n[system]\n"]), "in.toml"
+    key, bad, named = make(rng)
+    config = json.loads(json.dumps(BASE))
+    config["output"] = output
+    *sections, name = key.split(".")
+    node = config
+    for s in sections:
+        node = node.setdefault(s, {})
+    node[name] = bad
+    return f"{key} = {bad!r}", _toml(config).encode(), named or key
+
+
+def test_random_malformed_inputs_end_in_a_named_error_before_any_output(tmp_path):
+    """20 seeded malformed inputs through ``fixedqmc run FILE``: exit 2, the key (or file)
+    named, no traceback, and no output folder (nor its missing parent) created."""
+    cases = []
+    for seed in range(20):
+        folder = tmp_path / f"case{seed}"
+        folder.mkdir()
+        what, data, named = malformed(seed, str(folder / "new" / "out"))
+        (folder / "in.toml").write_bytes(data)
+        cases.append((what, folder, named))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda case: cli("run", case[1] / "in.toml"), cases))
+    for (what, folder, named), r in zip(cases, results):
+        assert r.returncode == 2, (what, r.stderr)
+        assert "Traceback" not in r.stderr and r.stderr.startswith("fixedqmc: error:"), what
+        assert named in r.stderr, (what, named, r.stderr)
+        assert not (folder / "new").exists(), what

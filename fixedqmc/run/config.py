@@ -49,6 +49,7 @@ from pathlib import Path
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_number,
                                    check_positive, check_str)
+from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.qmc.registry import get_plugin, load_plugins
 
 DEFAULT_KIND = "helium"
@@ -95,6 +96,9 @@ def _merge(base: dict, new: dict, where: str = "", kind: str = "") -> None:
             if not isinstance(v, dict):
                 raise FixedQMCError(f"input key {key!r} must be a table of keys, got {v!r}")
             _merge(base[k], v, key + ".", kind)
+        elif isinstance(v, dict):
+            raise FixedQMCError(f"input key {key!r} takes a value, not a table of keys; "
+                                f"got {v!r}")
         else:
             base[k] = v
 
@@ -209,11 +213,16 @@ def validate(config: dict) -> None:
         raise FixedQMCError(f"method.taus must be a list of positive time steps, got {taus!r}")
     for t in taus:
         check_positive("method.taus", t)
+    check_number("method.target_acceptance", flat["method.target_acceptance"])
     if not 0 < flat["method.target_acceptance"] < 1:
         raise FixedQMCError("method.target_acceptance must lie in (0, 1), got "
                             f"{flat['method.target_acceptance']!r}")
     for key in ("precision", "output", "units"):
         check_str(key, flat[key])
+    try:
+        parse_precision(flat["precision"])
+    except FixedQMCError as exc:
+        raise type(exc)(f"precision = {flat['precision']!r}: {exc}") from None
     check_bool("specialise", flat["specialise"])
     plugin = get_plugin(config["system"]["kind"])
     plugin.units.factor(config["units"])  # a unit this system can show

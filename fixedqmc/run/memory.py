@@ -104,6 +104,8 @@ def check_memory(system, config: dict, *, samples: bool = False, copies: int = 1
 
 
 def _refuse_beyond(avail, config, system, per_walker, per_position, samples, copies, how_sure):
+    """Raise, naming the keys and the estimate, if the calculation at ``per_walker`` bytes
+    per walker (``per_position`` of them positions) needs more than ``avail``."""
     m = config["method"]
     population, how = _population(m)
     need = per_walker * DRIVER_COPIES * max(population, 2)

@@ -1,0 +1,147 @@
+"""The molecule's fixed-point orbital pipeline against an independent exact oracle.
+
+The oracle re-does, on Python Fractions (``tests/reference.py``), the documented operation
+sequence of :mod:`fixedqmc.systems.molecule.kernels` for s shells (H2 in STO-6G): the
+distance kernel (``d = x - A``, ``d2``, the accumulator ``r2``), for each primitive the exp
+kernel (``arg = neg_alpha r2``, the LUT exponential of ``reference.lut_exp``), the
+contraction (terms and the accumulators R, 2R', 4R''; AO value, gradient, Laplacian with
+``Q = 3 (2R') + r2 (4R'')``), the MO and derivative accumulators; every ``convert`` rounds
+once into the receiving variable; screening on the float64 positions.  Every value and
+overflow count must equal the compiled kernel's, bit for bit.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import reference as R
+from fixedqmc.numerics import transcendental as T
+from fixedqmc.numerics.kernel_set import step_seed
+from fixedqmc.systems.molecule import kernels as K
+from fixedqmc.systems.molecule.geometry import build_mole
+from fixedqmc.systems.molecule.scf import mean_field
+from fixedqmc.systems.molecule.system import ORBITAL_KERNELS, Molecule
+
+_RAW = T._EXP_TABLES.tolist()
+EXP_TABLES = (_RAW[:4096], _RAW[4096:6144], _RAW[6144:])
+LN2 = int(np.uint64(T._LN2_WORD.view(np.uint64)))
+
+
+class Ref:
+    """One kernel's fixed-point arithmetic on Fractions at its resolved formats."""
+
+    def __init__(self, kp, seed):
+        self.name = kp.spec.name
+        self.vid = {v: i for i, v in enumerate(kp.spec.names)}
+        self.mode = {v: (kp.format_of(v), kp.roundings[i], kp.overflows[i])
+                     for v, i in self.vid.items()}
+        self.seed, self.p, self.events = seed, 0, {}
+
+    def _bits(self, v):
+        return R.random_bits(self.seed, self.p, self.vid[v]) if self.mode[v][1] == "stochastic" else 0
+
+    def _count(self, v, over):
+        if over:
+            key = f"{self.name}.{v}"
+            self.events[key] = self.events.get(key, 0) + 1
+
+    def r(self, x, v):
+        """x rounded once into v (a const, a convert, an operation's result)."""
+        fmt, rnd, ovf = self.mode[v]
+        raw, over = R.quantize(Fraction(x), fmt, rnd, ovf, self._bits(v))
+        self._count(v, over)
+        return R.value(raw, fmt)
+
+    def acc(self, terms, v):
+        """An accumulator: each term rounded into v, added exactly, overflow-handled once."""
+        return self.r(sum((self.r(t, v) for t in terms), Fraction(0)), v)
+
+    def exp(self, x, v):
+        fmt, rnd, ovf = self.mode[v]
+        raw, over = R.lut_exp(x, EXP_TABLES, T._LOG2E_RAW, LN2, fmt, rnd, ovf, self._bits(v))
+        self._count(v, over)
+        return R.value(raw, fmt)
+
+
+def oracle_point(refs, basis, pf, x, cm, cg):
+    """MO values (n_mo,) and derivatives (n_mo, 4) at one point, s shells only."""
+    rd, rx, ra, rm, rg = refs
+    aos, daos = [], []
+    for a, A in enumerate(basis.coords):
+        r2f = float(np.sum((pf - A) ** 2))
+        shells = [s for s in range(len(basis.shell_l)) if basis.shell_atom[s] == a]
+        cut = K.CUT / min(basis.exps[basis.shell_prim[s]:basis.shell_prim[s + 1]].min()
+                          for s in shells)
+        if r2f > cut:
+            continue
+        d = [rd.r(x[c] - rd.r(A[c], "nucleus"), "d") for c in range(3)]
+        r2 = rd.acc([rd.r(dc * dc, "d2") for dc in d], "r2")
+        r2x, r2a = rx.r(r2, "r2"), ra.r(r2, "r2")
+        dc = [ra.r(t, "d") for t in d]
+        for s in shells:
+            R_, dR, ddR, used = [], [], [], False
+            for p in range(basis.shell_prim[s], basis.shell_prim[s + 1]):
+                al, c = float(basis.exps[p]), float(basis.coeffs[p])
+                if al * r2f > K.CUT:
+                    continue
+                used = True
+                ev = rx.exp(rx.r(rx.r(-al, "neg_alpha") * r2x, "arg"), "value")
+                v = ra.r(ev, "value")
+                R_.append(ra.r(ra.r(c, "coeff") * v, "term"))
+                dR.append(ra.r(ra.r(-2.0 * al * c, "dcoeff") * v, "dterm"))
+                ddR.append(ra.r(ra.r(4.0 * al * al * c, "ddcoeff") * v, "ddterm"))
+            if not used:
+                continue
+            Rv, dRv, ddRv = ra.acc(R_, "radial"), ra.acc(dR, "dradial"), ra.acc(ddR, "ddradial")
+            pw = ra.r(1, "pow")
+            P = ra.r(ra.r(pw * pw, "ang") * pw, "ang")
+            ao = ra.r(P * Rv, "ao")
+            grad = [ra.acc([ra.r(ra.r(P * dc[c], "pd") * dRv, "gterm")], "grad")
+                    for c in range(3)]
+            Q = ra.r(ra.r(ra.r(3, "int") * dRv, "qa") + ra.r(r2a * ddRv, "qb"), "radlap")
+            lap = ra.acc([ra.r(Rv * ra.acc([], "lap_p"), "lterm"), ra.r(P * Q, "lterm")],
+                         "lap")
+            aos.append((basis.shell_ao[s], ao))
+            daos.append(grad + [lap])
+    aom = [rm.r(ao, "ao") for _, ao in aos]
+    daom = [[rg.r(t, "dao") for t in d] for d in daos]
+    idx = [i for i, _ in aos]
+    vals, ders = [], []
+    for k in range(cm.shape[0]):
+        vals.append(rm.acc([rm.r(cm[k, i] * a, "term") for i, a in zip(idx, aom)], "value"))
+        ders.append([rg.acc([rg.r(cg[k, i] * d[c], "term") for i, d in zip(idx, daom)],
+                            "grad" if c < 3 else "lap") for c in range(4)])
+    return vals, ders
+
+
+@pytest.mark.parametrize("spec", ["fixed:34", "fixed:28:stochastic:wrap", "fixed:30:floor"])
+def test_orbital_pipeline_is_bit_exact(spec):
+    mol = build_mole("H 0 0 0; H 0 0 1.4", basis="sto-6g")
+    mf = mean_field(mol, "rhf")
+    m64 = Molecule(mol, mf.mo_up, mf.mo_down)
+    pts = np.random.default_rng(5).normal(size=(6, 3)) * 1.2 + [0, 0, 0.7]
+    pts[5] = [0.0, 0.0, 30.0]  # far away: every primitive screened out
+    prof = m64.profile(m64.initial_positions(20, np.random.default_rng(1)))
+    ranges = {k: {v: st[:2] for v, st in d.items()} for k, d in prof.items()}
+    ranges["distance"]["x"] = (-31.0, 31.0)  # the far point is an input, not an overflow
+    seed, step = 7, 3
+    m = Molecule(mol, mf.mo_up, mf.mo_down, spec, ranges=ranges, seed=seed)
+    vals, ders = m._orbitals(m.ks, pts, 0, True, step)
+    s = step_seed(seed, step)
+    refs = [Ref(m.ks[k], s) for k in ORBITAL_KERNELS]
+    enc = lambda k, v, a: m.ks.decode(k, v, m.ks.encode(k, v, a, step))  # noqa: E731
+    x = enc("distance", "x", pts)
+    cm, cg = enc("orbitals", "coeff", m.mo[0]), enc("derivatives", "coeff", m.mo[0])
+    to_q = lambda a: np.vectorize(Fraction, otypes=[object])(a)  # noqa: E731
+    for p in range(len(pts)):
+        for ref in refs:
+            ref.p = p
+        v, d = oracle_point(refs, m.basis, pts[p], to_q(x[p]), to_q(cm), to_q(cg))
+        assert [Fraction(t) for t in vals[p]] == v, p
+        assert [[Fraction(t) for t in row] for row in ders[p]] == d, p
+    expect = {}
+    for ref in refs:
+        expect.update(ref.events)
+    got = {k: n for k, n in m.log.events.items() if n and k.split(".")[0] in ORBITAL_KERNELS}
+    assert got == expect

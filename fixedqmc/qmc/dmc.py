@@ -37,7 +37,8 @@ is (Reynolds et al. 1982; Umrigar, Nightingale & Runge (UNR), J. Chem. Phys. 99,
 Every stage starts at the target population: walkers inherited from an earlier stage are
 resampled to it (uniformly, without replacement when there are enough).  The mixed
 estimator of a step is ``sum w E_L / sum w`` (E_L after the move); a block records its
-weighted means of E_L and every energy part, the acceptance, population, ``tau_eff`` and
+weighted means of E_L and every energy part, the acceptance (the share of proposed moves
+accepted: of walkers, or of single-particle moves), population, ``tau_eff`` and
 the counts of node crossings, energy cuts and persistent walkers.  For bosons the mixed
 estimator converges to the exact ground-state energy as tau -> 0
 (:func:`timestep_extrapolation`); for fermions to the fixed-node energy.
@@ -164,12 +165,14 @@ def _move_all(system, st: MCState, t: float):
 def _move_single(system, st: MCState, t: float):
     """Particle-by-particle drift-diffusion moves, then one evaluation of the walkers.
     Returns the acceptance-weighted share of each walker's displacement (for tau_eff),
-    whether any of its moves was accepted, dR**2, node crossings and E_L before."""
+    whether any of its moves was accepted, the share of its moves accepted, dR**2, node
+    crossings and E_L before."""
     rng = st.rng
     nw, n = st.positions.shape[:2]
     p_sum = np.zeros(nw)
     dr2 = np.zeros(nw)
     moved = np.zeros(nw, bool)
+    n_ok = np.zeros(nw)
     crossings = 0
     for i in range(n):
         here = st.walkers.positions[:, i].copy()
@@ -189,6 +192,7 @@ def _move_single(system, st: MCState, t: float):
         p_sum += p * d2
         dr2 += d2
         moved |= ok
+        n_ok += ok
         crossings += int(cross.sum())
     st.walkers.positions = system.wrap(st.positions)
     e_old = st.local_energy.copy()
@@ -198,7 +202,7 @@ def _move_single(system, st: MCState, t: float):
     # p of the walker: its acceptance-weighted share of the displacement
     with np.errstate(invalid="ignore"):
         p_w = np.where(dr2 > 0, p_sum / dr2, 0.0)
-    return p_w, moved, dr2, crossings, e_old
+    return p_w, moved, n_ok / n, dr2, crossings, e_old
 
 
 def _grad_of(system, st: MCState, i: int, here: np.ndarray) -> np.ndarray:
@@ -220,9 +224,10 @@ def dmc_step(system, st: MCState, settings: DMCSettings) -> dict:
     if settings.move == "all":  # weight: expectation over accept/reject (UNR)
         e_old = st.local_energy.copy()
         p, ok, dr2, crossings, e_new = _move_all(system, st, t)
+        accepted = ok
         p_branch = p
     else:  # weight: E_L before and after the sweep
-        p, ok, dr2, crossings, e_old = _move_single(system, st, t)
+        p, ok, accepted, dr2, crossings, e_old = _move_single(system, st, t)
         e_new = st.local_energy
         p_branch = np.ones_like(p)
     total = float(np.sum(dr2))
@@ -243,7 +248,7 @@ def dmc_step(system, st: MCState, settings: DMCSettings) -> dict:
     stuck = age > settings.max_age
     w = np.where(stuck, np.minimum(w, 1.0), w)
     x["age"] = age
-    sums = {"w": float(w.sum()), **energy_columns(st.parts, w), "acc": float(ok.mean()),
+    sums = {"w": float(w.sum()), **energy_columns(st.parts, w), "acc": float(np.mean(accepted)),
             "tau_eff": tau_eff, "node_crossings": crossings, "energy_cuts": int(cut.sum()),
             "persistent": int(stuck.sum()),
             "sigma": spread(st.local_energy)}

@@ -78,6 +78,24 @@ def test_precision_reaches_one_kernel_only(h2_pair):
     assert "Q" in f["exp.value"] and f["orbitals.value"] == "float64"
     assert set(m.kernels) == {"distance", "exp", "contraction", "orbitals", "derivatives",
                               "determinant", "coulomb", "energy"}
+    assert "jastrow" in Molecule(mol, mf.mo_up, mf.mo_down, jastrow_b=1.0).kernels
+
+
+def test_jastrow_factor_passes_the_protocol_checker(h2_pair):
+    mol, mf, _ = h2_pair
+    m = Molecule(mol, mf.mo_up, mf.mo_down, jastrow_b=1.2)
+    check_system(m, m.initial_positions(4, np.random.default_rng(6)))
+
+
+def test_jastrow_cusp_cancels_the_electron_electron_divergence():
+    """Two antiparallel electrons 1e-3 bohr apart: 1/r_12 = 1000 Ha; with the cusp
+    condition the kinetic energy cancels it, without a Jastrow factor nothing does."""
+    mol = build_mole(H2)
+    mf = mean_field(mol, "rhf")
+    pos = np.array([[[0.3, 0.2, 0.7], [0.3, 0.2, 0.701]]])
+    e = {b: Molecule(mol, mf.mo_up, mf.mo_down, jastrow_b=b).evaluate(
+        Walkers(pos.copy(), None)).local_energy[0] for b in (None, 1.0)}
+    assert e[None] > 900 and abs(e[1.0]) < 5, e
 
 
 def _h2_input(tmp_path, name, **method):

@@ -115,7 +115,10 @@ def oracle_point(refs, basis, pf, x, cm, cg):
     return vals, ders
 
 
-@pytest.mark.parametrize("spec", ["fixed:34", "fixed:28:stochastic:wrap", "fixed:30:floor"])
+@pytest.mark.parametrize("spec", [
+    "fixed:28:stochastic:wrap",
+    pytest.param("fixed:34", marks=pytest.mark.slow),
+    pytest.param("fixed:30:floor", marks=pytest.mark.slow)])
 def test_orbital_pipeline_is_bit_exact(spec):
     mol = build_mole("H 0 0 0; H 0 0 1.4", basis="sto-6g")
     mf = mean_field(mol, "rhf")

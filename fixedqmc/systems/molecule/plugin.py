@@ -16,6 +16,8 @@ and defaults (lengths in bohr, energies in hartree)::
     [trial]
     scf = "rhf"         # rhf, uhf or rohf: PySCF mean field, cached in <output>/scf
     mo_coeff = ""       # or a .npy (both spins) / .npz (up, down) file of MO coefficients
+    jastrow = false     # electron-electron Jastrow u(r) = a r / (1 + b r) with the cusps
+    jastrow_b = 1.0     # its b (1/bohr)
 
 The mean field runs in-process at build (seconds for 64 H2 in STO-6G) unless its cache file
 is present.  The molecule itself (atoms, basis, spins) and a given ``mo_coeff`` file are
@@ -27,7 +29,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.input_checks import check_choice, check_int, check_positive, check_str
+from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_positive,
+                                   check_str)
 from fixedqmc.qmc.registry import SystemPlugin
 from fixedqmc.systems.molecule.geometry import build_mole, h2_lattice
 from fixedqmc.systems.molecule.scf import METHODS, load_mo_coeff, mean_field
@@ -36,7 +39,7 @@ from fixedqmc.systems.molecule.system import UNITS, Molecule
 SECTIONS = {
     "system": {"atoms": "", "lattice": 2, "bond": 1.4, "spacing": 6.0, "basis": "sto-6g",
                "charge": 0, "spin": 0, "spread": 0.7},
-    "trial": {"scf": "rhf", "mo_coeff": ""},
+    "trial": {"scf": "rhf", "mo_coeff": "", "jastrow": False, "jastrow_b": 1.0},
 }
 
 
@@ -59,6 +62,8 @@ def check(config: dict) -> None:
         check_positive(f"system.{key}", s[key])
     check_choice("trial.scf", t["scf"], METHODS)
     check_str("trial.mo_coeff", t["mo_coeff"])
+    check_bool("trial.jastrow", t["jastrow"])
+    check_positive("trial.jastrow_b", t["jastrow_b"])
     mol = mole_of(config)
     if t["mo_coeff"]:
         load_mo_coeff(t["mo_coeff"], mol, *mol.nelec)
@@ -77,7 +82,8 @@ def build(config: dict, *, precision, ranges=None, seed: int = 0, specialise: bo
     else:
         mf = mean_field(mol, t["scf"], Path(config["output"]) / "scf")
     system = Molecule(mol, mf.mo_up, mf.mo_down, precision, ranges=ranges, seed=seed,
-                      spread=config["system"]["spread"])
+                      spread=config["system"]["spread"],
+                      jastrow_b=t["jastrow_b"] if t["jastrow"] else None)
     system.mean_field = mf
     return system
 

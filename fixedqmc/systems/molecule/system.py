@@ -6,14 +6,17 @@ Hamiltonian (hartree atomic units, ``hbar**2 / 2m = 1/2``)::
 
 Trial function (seed 001, Eq. 5-8): ``psi = det[phi_k(r_i)]_up det[phi_k(r_i)]_down`` of the
 occupied molecular orbitals ``phi_k = sum_mu C[mu, k] chi_mu`` of a mean-field calculation,
-the AOs ``chi_mu`` contracted Gaussians.  No Jastrow factor (the seed's case): VMC then
-samples ``|psi_HF|**2`` and its energy is the mean-field energy.  Gaussians have no cusp at
+the AOs ``chi_mu`` contracted Gaussians; optionally times ``exp(J)``, the electron-electron
+Jastrow factor of :mod:`fixedqmc.systems.molecule.jastrow` (cusp conditions).  Without it
+(the seed's case, the default) VMC samples ``|psi_HF|**2`` and its energy is the
+mean-field energy.  Gaussians have no cusp at
 the nuclei, so the local energy diverges like ``-Z / r`` there and its variance is large;
 DMC keeps only the nodes of psi.
 
 Every kernel of :mod:`fixedqmc.systems.molecule.kernels` and the ``determinant`` kernel of
 :mod:`fixedqmc.systems.determinants` runs at its own precision (``distance``, ``exp``,
-``contraction``, ``orbitals``, ``derivatives``, ``determinant``, ``coulomb``, ``energy``).
+``contraction``, ``orbitals``, ``derivatives``, ``determinant``, ``coulomb``, ``energy``,
+and ``jastrow`` when there is one).
 Values pass between kernels as float64 (exact for words of at most 53 bits).
 
 Per-walker state: per spin ``s`` the inverse Slater matrix ``inv{s}`` (words of the
@@ -28,6 +31,7 @@ from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Evaluation, Proposal, Units, Walkers
 from fixedqmc.systems import determinants as det
+from fixedqmc.systems.molecule import jastrow as J
 from fixedqmc.systems.molecule import kernels as K
 from fixedqmc.systems.molecule.basis import GaussianBasis, basis_from_mole, evaluate_numpy
 
@@ -52,13 +56,14 @@ class Molecule:
     """A molecule with occupied MOs ``mo_up`` (n_ao, n_up), ``mo_down`` (n_ao, n_down) in
     the AO basis of ``mol`` (a PySCF ``Mole``); implements the system protocol
     (:mod:`fixedqmc.qmc.system`).  ``spread`` (bohr): the Gaussian spread of the starting
-    electrons around their nuclei."""
+    electrons around their nuclei; ``jastrow_b`` (1/bohr): the range parameter b of the
+    electron-electron Jastrow factor, None for none."""
 
     units = UNITS
     hbar2_2m = 0.5
 
     def __init__(self, mol, mo_up, mo_down, precision="float64", *, ranges=None, seed=0,
-                 spread: float = 0.7):
+                 spread: float = 0.7, jastrow_b: float | None = None):
         self.mol = mol
         self.basis: GaussianBasis = basis_from_mole(mol)
         b = self.basis
@@ -67,7 +72,8 @@ class Molecule:
         self.spread = float(spread)
         #: per spin, MO coefficients over cartesian AOs (n_mo, n_cart), C-contiguous
         self.mo = [np.ascontiguousarray((b.cart2sph @ c).T) for c in (mo_up, mo_down)]
-        self.kernels = declared_kernels(b, self.mo, self.n)
+        self.jastrow_b = None if jastrow_b is None else float(jastrow_b)
+        self.kernels = declared_kernels(b, self.mo, self.n, self.jastrow_b)
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed)
         self.log = self.ks.log
         self._basis_args = _basis_args(b)
@@ -155,8 +161,9 @@ class Molecule:
         mats = {s: self._slater(ks, pos, s, True, step) for s in self._spins()}
         state = walkers.state if walkers.state else self._fresh(
             ks, {s: M for s, (M, _) in mats.items()}, step)
-        grad = np.zeros((nw, self.n_particles, 3))
-        lap = np.zeros((nw, self.n_particles))
+        n = self.n_particles
+        grad = np.zeros((nw, n, 2, 3))  # determinant, Jastrow
+        lap = np.zeros((nw, n, 2))
         ct = ks.context("determinant", step)
         for s, (_, d) in mats.items():
             lo, m = self._first(s), self.n[s]
@@ -164,18 +171,35 @@ class Molecule:
             out = np.zeros((nw, m, 4), ks["determinant"].dtype)
             det.contract_kernel(ct, grows, state[f"inv{s}"], out)
             g = ks.decode("determinant", "gsum", out)
-            grad[:, lo:lo + m] = g[..., :3]
-            lap[:, lo:lo + m] = g[..., 3]
+            grad[:, lo:lo + m, 0] = g[..., :3]
+            lap[:, lo:lo + m, 0] = g[..., 3]
         ks.report("determinant", ct)
-        parts = {"kinetic": self._kinetic(ks, lap, step), **self._coulomb(ks, pos, step)}
+        ln_psi = state["ln_det"].copy()
+        if self.jastrow_b is not None:
+            j, grad[:, :, 1], lap[:, :, 1] = self._jastrow(ks, pos, step)
+            ln_psi += j
+        parts = {"kinetic": self._kinetic(ks, lap, grad, step), **self._coulomb(ks, pos, step)}
         zero = state["sign"] == 0
-        return Evaluation(np.where(zero, -np.inf, state["ln_det"]), state["sign"].copy(), grad,
-                          parts, zero.astype(np.int64), state)
+        return Evaluation(np.where(zero, -np.inf, ln_psi), state["sign"].copy(),
+                          grad.sum(axis=2), parts, zero.astype(np.int64), state)
 
-    def _kinetic(self, ks, lap, step):
+    def _jastrow(self, ks, pos, step):
+        """J (n_w,), grad_i J (n_w, N, 3), lap_i J (n_w, N)."""
+        cj = ks.context("jastrow", step)
+        dt = ks["jastrow"].dtype
+        nw, n = pos.shape[:2]
+        out_s, out_g, out_l = np.zeros((nw, 1), dt), np.zeros((nw, n, 3), dt), np.zeros((nw, n), dt)
+        J.jastrow_kernel(cj, ks.encode("jastrow", "x", pos, step), self.n[0], 0.25, 0.5,
+                         self.jastrow_b, out_s, out_g, out_l)
+        ks.report("jastrow", cj)
+        return (ks.decode("jastrow", "sum", out_s[:, 0]), ks.decode("jastrow", "grad", out_g),
+                ks.decode("jastrow", "lap", out_l))
+
+    def _kinetic(self, ks, lap, grad, step):
         ck = ks.context("energy", step)
         out = np.zeros(lap.shape[0], ks["energy"].dtype)
-        K.kinetic_kernel(ck, ks.encode("energy", "lap", lap, step), out)
+        K.kinetic_kernel(ck, ks.encode("energy", "lap", lap, step),
+                         ks.encode("energy", "grad", grad, step), out)
         ks.report("energy", ck)
         return ks.decode("energy", "kinetic", out)
 
@@ -210,6 +234,16 @@ class Molecule:
             log_ratio = np.log(np.abs(ratio))
         zero = ratio == 0
         grad = np.where(zero[:, None], 0.0, ks.decode("determinant", "grad", out_g))
+        if self.jastrow_b is not None:
+            cj = ks.context("jastrow", step)
+            out = np.zeros((nw, 5), ks["jastrow"].dtype)
+            J.jastrow_move_kernel(cj, ks.encode("jastrow", "x", walkers.positions, step), i,
+                                  ks.encode("jastrow", "x", new, step), self.n[0], 0.25, 0.5,
+                                  self.jastrow_b, out)
+            ks.report("jastrow", cj)
+            log_ratio = log_ratio + ks.decode("jastrow", "sum", out[:, 1]) - ks.decode(
+                "jastrow", "sum", out[:, 0])
+            grad = grad + ks.decode("jastrow", "grad", out[:, 2:])
         return Proposal(new, log_ratio, np.sign(ratio), grad, zero.astype(np.int64),
                         (rows, out_r, ratio, step))
 
@@ -273,7 +307,8 @@ def _basis_args(b: GaussianBasis) -> tuple:
             b.coeffs, cut)
 
 
-def declared_kernels(b: GaussianBasis, mo: list, n: tuple) -> dict:
+def declared_kernels(b: GaussianBasis, mo: list, n: tuple, jastrow_b: float | None = None
+                     ) -> dict:
     """The kernels with declared ranges: analytic bounds from the basis (screening radius,
     exponents, coefficients) and sampled ones (AO/MO values and derivatives at points
     around the nuclei, times 4)."""
@@ -328,18 +363,30 @@ def declared_kernels(b: GaussianBasis, mo: list, n: tuple) -> dict:
                     "q_inv_r": (0, 1e3 * b.charges.max()),
                     "ee": (0, 1e3 * n_e ** 2 / 2), "en": (0, 1e3 * n_e * b.charges.sum()),
                     "nn": (0, 1e3 * b.charges.sum() ** 2)},
-        "energy": {"lap": _sym(1e4), "lap_sum": _sym(1e4 * n_e), "half": (-0.5, 0),
+        "energy": {"lap": _sym(1e4), "grad": _sym(1e3), "gsum": _sym(3e3),
+                   "gprod": _sym(3e6), "lap_sum": _sym(1e4 * n_e), "half": (-0.5, 0),
                    "kinetic": _sym(5e3 * n_e)},
     }
+    if jastrow_b is not None:  # pair distances above 1e-3 bohr
+        r_max = np.sqrt(3) * span
+        ranges["jastrow"] = {
+            "x": _sym(x_max), "d": _sym(span), "d2": (0, span ** 2), "r2": (0, 3 * span ** 2),
+            "inv_r": (0, 1e3), "r": (0, r_max), "b": (0, jastrow_b),
+            "br": (0, jastrow_b * r_max), "den": (1, 1 + jastrow_b * r_max),
+            "inv_den": (0, 1), "a": (0, 0.5), "ar": (0, 0.5 * r_max),
+            "u": (0, 0.5 / jastrow_b), "sum": (0, 0.25 * n_e ** 2 / jastrow_b),
+            "inv_den2": (0, 1), "du": (0, 0.5), "dur": (0, 5e2), "g": _sym(5e2),
+            "grad": _sym(5e2 * n_e), "lterm": (0, 1e3), "lap": (0, 1e3 * n_e)}
     det_r = {"row": _sym(mo_v), "inv": _sym(inv_max), "prod": _sym(mo_v * inv_max),
              "ratio": _sym(64), "grow": _sym(mo_d), "gprod": _sym(mo_d * inv_max),
              "gsum": _sym(mo_d * inv_max * n_max), "grad": _sym(1e3),
              "u": _sym(mo_v * inv_max * n_max), "uq": _sym(mo_v * inv_max * n_max),
              "corr": _sym(mo_v * inv_max ** 2 * n_max)}
     variables = {"distance": K.DISTANCE_VARIABLES, "exp": K.EXP_VARIABLES,
+                 "jastrow": J.JASTROW_VARIABLES,
                  "contraction": K.CONTRACTION_VARIABLES, "orbitals": K.ORBITALS_VARIABLES,
                  "derivatives": K.DERIVATIVES_VARIABLES, "coulomb": K.COULOMB_VARIABLES,
                  "energy": K.ENERGY_VARIABLES}
-    out = {k: _spec(k, variables[k], ranges[k]) for k in variables}
+    out = {k: _spec(k, variables[k], ranges[k]) for k in ranges}
     out["determinant"] = det.determinant_spec(det_r)
     return out

@@ -1,15 +1,17 @@
-"""The tutorial notebook executes from top to bottom (so it never rots)."""
+"""The tutorial notebooks execute from top to bottom (so they never rot)."""
 
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "helium_bitwidth.ipynb"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
-def test_notebook_runs(tmp_path):
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+@pytest.mark.parametrize("name", ["helium_bitwidth", "h2_lattice_bitwidth"])
+def test_notebook_runs(tmp_path, name):
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(nb, timeout=900, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]

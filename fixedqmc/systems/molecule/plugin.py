@@ -18,6 +18,7 @@ and defaults (lengths in bohr, energies in hartree)::
     mo_coeff = ""       # or a .npy (both spins) / .npz (up, down) file of MO coefficients
     jastrow = false     # electron-electron Jastrow u(r) = a r / (1 + b r) with the cusps
     jastrow_b = 1.0     # its b (1/bohr)
+    scf_cache = ""      # folder of the mean-field cache; "" = <output>/scf
 
 The mean field runs in-process at build (seconds for 64 H2 in STO-6G) unless its cache file
 is present.  The molecule itself (atoms, basis, spins) and a given ``mo_coeff`` file are
@@ -39,7 +40,8 @@ from fixedqmc.systems.molecule.system import UNITS, Molecule
 SECTIONS = {
     "system": {"atoms": "", "lattice": 2, "bond": 1.4, "spacing": 6.0, "basis": "sto-6g",
                "charge": 0, "spin": 0, "spread": 0.7},
-    "trial": {"scf": "rhf", "mo_coeff": "", "jastrow": False, "jastrow_b": 1.0},
+    "trial": {"scf": "rhf", "mo_coeff": "", "jastrow": False, "jastrow_b": 1.0,
+              "scf_cache": ""},
 }
 
 
@@ -63,6 +65,7 @@ def check(config: dict) -> None:
     check_choice("trial.scf", t["scf"], METHODS)
     check_str("trial.mo_coeff", t["mo_coeff"])
     check_bool("trial.jastrow", t["jastrow"])
+    check_str("trial.scf_cache", t["scf_cache"])
     check_positive("trial.jastrow_b", t["jastrow_b"])
     mol = mole_of(config)
     if t["mo_coeff"]:
@@ -80,7 +83,7 @@ def build(config: dict, *, precision, ranges=None, seed: int = 0, specialise: bo
     if t["mo_coeff"]:
         mf = load_mo_coeff(t["mo_coeff"], mol, *mol.nelec)
     else:
-        mf = mean_field(mol, t["scf"], Path(config["output"]) / "scf")
+        mf = mean_field(mol, t["scf"], t["scf_cache"] or Path(config["output"]) / "scf")
     system = Molecule(mol, mf.mo_up, mf.mo_down, precision, ranges=ranges, seed=seed,
                       spread=config["system"]["spread"],
                       jastrow_b=t["jastrow_b"] if t["jastrow"] else None)

@@ -53,6 +53,17 @@ def test_system_protocol(water):
     check_system(m, m.initial_positions(5, np.random.default_rng(2)))
 
 
+@pytest.mark.parametrize("method", ["uhf", "rohf"])
+def test_open_shell_determinants(method):
+    """Li (2 up, 1 down electrons; s and p shells): unequal spin determinants of UHF and
+    ROHF orbitals pass the protocol checker."""
+    mol = build_mole("Li 0 0 0", spin=1)
+    mf = mean_field(mol, method)
+    m = Molecule(mol, mf.mo_up, mf.mo_down)
+    assert m.n == (2, 1)
+    check_system(m, m.initial_positions(4, np.random.default_rng(8)))
+
+
 def test_fixed_point_converges_to_float64_and_is_reproducible(h2_pair):
     mol, mf, m64 = h2_pair
     pos = m64.initial_positions(30, np.random.default_rng(3))

@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(VENV)/bin/fixedqmc bench tables
 	$(VENV)/bin/fixedqmc bench lutexp
 	$(VENV)/bin/fixedqmc bench helium
+	$(VENV)/bin/fixedqmc bench h2
 
 ## study: the full helium bit-width study (about half an hour on 2 cores)
 study: $(STAMP)

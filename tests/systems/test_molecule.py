@@ -82,6 +82,27 @@ def test_fixed_point_converges_to_float64_and_is_reproducible(h2_pair):
     assert errors[0] > errors[1] > errors[2] and 0 < errors[2] < 1e-5, errors
 
 
+@pytest.mark.slow  # compiles every kernel for its formats (minutes)
+def test_specialised_kernels_equal_run_time_formats(h2_pair):
+    mol, mf, m64 = h2_pair
+    pos = m64.initial_positions(8, np.random.default_rng(9))
+    prof = m64.profile(pos)
+    ranges = {k: {v: st[:2] for v, st in d.items()} for k, d in prof.items()}
+    out = []
+    for specialise in (False, True):
+        m = Molecule(mol, mf.mo_up, mf.mo_down, "fixed:36:stochastic", ranges=ranges, seed=2,
+                     jastrow_b=1.0, specialise=specialise)
+        w = Walkers(pos.copy(), None)
+        ev = m.evaluate(w, step=3)
+        w.state = ev.state
+        prop = m.propose(w, 1, pos[:, 1] + 0.05, step=4)
+        m.accept(w, 1, np.ones(8, bool), prop)
+        out.append((ev.local_energy, prop.log_ratio, m.evaluate(w, step=5).local_energy,
+                    dict(m.log.events)))
+    for a, b in zip(*out):
+        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+
+
 def test_precision_reaches_one_kernel_only(h2_pair):
     mol, mf, _ = h2_pair
     m = Molecule(mol, mf.mo_up, mf.mo_down, "float64,exp=fixed:30")

@@ -36,13 +36,13 @@ JASTROW_VARIABLES = (
  LTERM, LAP) = range(21)
 
 
-@njit
-def _pair(e, ri, rj, a, b):
-    """(u, dur, lterm, d) of one pair: values of the jastrow kernel."""
-    d = (sub(e, ri[0], rj[0], D), sub(e, ri[1], rj[1], D), sub(e, ri[2], rj[2], D))
-    acc = acc_add(e, acc_zero(e, R2), mul(e, d[0], d[0], D2), R2)
-    acc = acc_add(e, acc, mul(e, d[1], d[1], D2), R2)
-    r2 = acc_value(e, acc_add(e, acc, mul(e, d[2], d[2], D2), R2), R2)
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _pair(e, xi, yi, zi, xj, yj, zj, a, b):
+    """(u, dur, lterm, dx, dy, dz) of one pair: values of the jastrow kernel."""
+    dx, dy, dz = sub(e, xi, xj, D), sub(e, yi, yj, D), sub(e, zi, zj, D)
+    acc = acc_add(e, acc_zero(e, R2), mul(e, dx, dx, D2), R2)
+    acc = acc_add(e, acc, mul(e, dy, dy, D2), R2)
+    r2 = acc_value(e, acc_add(e, acc, mul(e, dz, dz, D2), R2), R2)
     inv_r = rsqrt(e, r2, INV_R)
     r = mul(e, r2, inv_r, R)
     inv_den = recip(e, add(e, const(e, 1.0, DEN), mul(e, const(e, b, B), r, BR), DEN),
@@ -51,12 +51,7 @@ def _pair(e, ri, rj, a, b):
     u = mul(e, mul(e, ac, r, AR), inv_den, U)
     dur = mul(e, mul(e, ac, mul(e, inv_den, inv_den, INV_DEN2), DU), inv_r, DUR)
     lterm = mul(e, add(e, dur, dur, DUR), inv_den, LTERM)
-    return u, dur, lterm, d
-
-
-@njit
-def _coords(e, p):
-    return (load(e, p[0], X), load(e, p[1], X), load(e, p[2], X))
+    return u, dur, lterm, dx, dy, dz
 
 
 @njit
@@ -64,19 +59,21 @@ def _walker(e, pos, n_up, a_par, a_anti, b, out_sum, out_grad, out_lap):
     n = pos.shape[0]
     total = acc_zero(e, SUM)
     for i in range(n):
-        ri = _coords(e, pos[i])
+        xi, yi, zi = load(e, pos[i, 0], X), load(e, pos[i, 1], X), load(e, pos[i, 2], X)
         gx, gy, gz = const(e, 0.0, GRAD), const(e, 0.0, GRAD), const(e, 0.0, GRAD)
         lap = acc_zero(e, LAP)
         for j in range(n):
             if j == i:
                 continue
             a = a_par if (i < n_up) == (j < n_up) else a_anti
-            u, dur, lterm, d = _pair(e, ri, _coords(e, pos[j]), a, b)
+            u, dur, lterm, dx, dy, dz = _pair(e, xi, yi, zi, load(e, pos[j, 0], X),
+                                              load(e, pos[j, 1], X), load(e, pos[j, 2], X),
+                                              a, b)
             if j > i:
                 total = acc_add(e, total, u, SUM)
-            gx = add(e, gx, mul(e, dur, d[0], G), GRAD)
-            gy = add(e, gy, mul(e, dur, d[1], G), GRAD)
-            gz = add(e, gz, mul(e, dur, d[2], G), GRAD)
+            gx = add(e, gx, mul(e, dur, dx, G), GRAD)
+            gy = add(e, gy, mul(e, dur, dy, G), GRAD)
+            gz = add(e, gz, mul(e, dur, dz, G), GRAD)
             lap = acc_add(e, lap, lterm, LAP)
         out_grad[i, 0], out_grad[i, 1], out_grad[i, 2] = store(e, gx), store(e, gy), store(e, gz)
         out_lap[i] = store(e, acc_value(e, lap, LAP))
@@ -103,20 +100,21 @@ def jastrow_kernel(cj, pos, n_up, a_par, a_anti, b, out_sum, out_grad, out_lap):
 @njit
 def _move_walker(e, pos, i, new, n_up, a_par, a_anti, b, out):
     """out = (J(new) - J(old) terms of electron i, grad_i J at new (3))."""
-    ri, rn = _coords(e, pos[i]), _coords(e, new)
+    xi, yi, zi = load(e, pos[i, 0], X), load(e, pos[i, 1], X), load(e, pos[i, 2], X)
+    xn, yn, zn = load(e, new[0], X), load(e, new[1], X), load(e, new[2], X)
     old_acc, new_acc = acc_zero(e, SUM), acc_zero(e, SUM)
     gx, gy, gz = const(e, 0.0, GRAD), const(e, 0.0, GRAD), const(e, 0.0, GRAD)
     for j in range(pos.shape[0]):
         if j == i:
             continue
         a = a_par if (i < n_up) == (j < n_up) else a_anti
-        rj = _coords(e, pos[j])
-        old_acc = acc_add(e, old_acc, _pair(e, ri, rj, a, b)[0], SUM)
-        u, dur, _, d = _pair(e, rn, rj, a, b)
+        xj, yj, zj = load(e, pos[j, 0], X), load(e, pos[j, 1], X), load(e, pos[j, 2], X)
+        old_acc = acc_add(e, old_acc, _pair(e, xi, yi, zi, xj, yj, zj, a, b)[0], SUM)
+        u, dur, _, dx, dy, dz = _pair(e, xn, yn, zn, xj, yj, zj, a, b)
         new_acc = acc_add(e, new_acc, u, SUM)
-        gx = add(e, gx, mul(e, dur, d[0], G), GRAD)
-        gy = add(e, gy, mul(e, dur, d[1], G), GRAD)
-        gz = add(e, gz, mul(e, dur, d[2], G), GRAD)
+        gx = add(e, gx, mul(e, dur, dx, G), GRAD)
+        gy = add(e, gy, mul(e, dur, dy, G), GRAD)
+        gz = add(e, gz, mul(e, dur, dz, G), GRAD)
     out[0] = store(e, acc_value(e, old_acc, SUM))
     out[1] = store(e, acc_value(e, new_acc, SUM))
     out[2], out[3], out[4] = store(e, gx), store(e, gy), store(e, gz)

@@ -94,7 +94,7 @@ K_LAP, K_GRAD, K_GSUM, K_GPROD, K_LAP_SUM, K_HALF, K_KINETIC = range(7)
 
 
 # ----------------------------------------------------------------- cartesian factors --
-@njit
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
 def _power(e, d, n):
     """d**n (n >= 0) as a value of ``pow``."""
     p = const(e, 1.0, C_POW)
@@ -103,37 +103,45 @@ def _power(e, d, n):
     return p
 
 
-@njit
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
 def _monomial(e, dx, dy, dz, lx, ly, lz):
     """dx**lx dy**ly dz**lz as a value of ``ang``."""
     return mul(e, mul(e, _power(e, dx, lx), _power(e, dy, ly), C_ANG), _power(e, dz, lz),
                C_ANG)
 
 
-@njit
-def _cartesian(ea, dc, r2, R, dR, ddR, l, pw, derivs, i, ao, dao):
-    """AO value (and gradient, Laplacian) of the cartesian AO with powers ``pw``; writes
-    ``ao[i]`` and ``dao[i, 0:4]`` (words of the contraction kernel)."""
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _grad_component(ea, dx, dy, dz, dc, P, R, dR, lx, ly, lz, c):
+    """d/dd_c of P R: ``l_c P/d_c R + (P d_c) 2R'`` (``dc`` = d_c) as a ``grad`` value."""
+    g = acc_zero(ea, C_GRAD)
+    lc = (lx, ly, lz)[c]
+    if lc > 0:
+        dP = mul(ea, const(ea, lc, C_INT), _monomial(ea, dx, dy, dz, lx - (c == 0),
+                                                     ly - (c == 1), lz - (c == 2)), C_DANG)
+        g = acc_add(ea, g, mul(ea, dP, R, C_GTERM), C_GRAD)
+    g = acc_add(ea, g, mul(ea, mul(ea, P, dc, C_PD), dR, C_GTERM), C_GRAD)
+    return acc_value(ea, g, C_GRAD)
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _cartesian(ea, dx, dy, dz, r2, R, dR, ddR, l, pw, derivs, i, ao, dao):
+    """AO value (and gradient, Laplacian) of the cartesian AO with powers ``pw`` at
+    ``d = (dx, dy, dz)``; writes ``ao[i]`` and ``dao[i, 0:4]`` (contraction words)."""
     lx, ly, lz = pw[0], pw[1], pw[2]
-    P = _monomial(ea, dc[0], dc[1], dc[2], lx, ly, lz)
+    P = _monomial(ea, dx, dy, dz, lx, ly, lz)
     ao[i] = store(ea, mul(ea, P, R, C_AO))
     if not derivs:
         return
-    for c in range(3):
-        g = acc_zero(ea, C_GRAD)
-        if pw[c] > 0:
-            q = (lx - (c == 0), ly - (c == 1), lz - (c == 2))
-            dP = mul(ea, const(ea, pw[c], C_INT), _monomial(ea, dc[0], dc[1], dc[2], q[0],
-                                                            q[1], q[2]), C_DANG)
-            g = acc_add(ea, g, mul(ea, dP, R, C_GTERM), C_GRAD)
-        g = acc_add(ea, g, mul(ea, mul(ea, P, dc[c], C_PD), dR, C_GTERM), C_GRAD)
-        dao[i, c] = store(ea, acc_value(ea, g, C_GRAD))
+    dao[i, 0] = store(ea, _grad_component(ea, dx, dy, dz, dx, P, R, dR, lx, ly, lz, 0))
+    dao[i, 1] = store(ea, _grad_component(ea, dx, dy, dz, dy, P, R, dR, lx, ly, lz, 1))
+    dao[i, 2] = store(ea, _grad_component(ea, dx, dy, dz, dz, P, R, dR, lx, ly, lz, 2))
     lp = acc_zero(ea, C_LAPP)
     for c in range(3):
-        if pw[c] > 1:
-            q = (lx - 2 * (c == 0), ly - 2 * (c == 1), lz - 2 * (c == 2))
-            lp = acc_add(ea, lp, mul(ea, const(ea, pw[c] * (pw[c] - 1), C_INT),
-                                     _monomial(ea, dc[0], dc[1], dc[2], q[0], q[1], q[2]),
+        lc = pw[c]
+        if lc > 1:
+            lp = acc_add(ea, lp, mul(ea, const(ea, lc * (lc - 1), C_INT),
+                                     _monomial(ea, dx, dy, dz, lx - 2 * (c == 0),
+                                               ly - 2 * (c == 1), lz - 2 * (c == 2)),
                                      C_LTERM), C_LAPP)
     Q = add(ea, mul(ea, const(ea, 2 * l + 3, C_INT), dR, C_QA), mul(ea, r2, ddR, C_QB),
             C_RADLAP)
@@ -151,21 +159,22 @@ def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
     AOs in ``active`` (their indices; the others are screened out)."""
     coords, atom_shell, shell_l, shell_prim, shell_ao, powers, exps, coeffs, cut = basis
     n_active = 0
-    x = (load(ed, pt[0], X), load(ed, pt[1], X), load(ed, pt[2], X))
+    x0, x1, x2 = load(ed, pt[0], X), load(ed, pt[1], X), load(ed, pt[2], X)
     for a in range(coords.shape[0]):
         r2f = ((pf[0] - coords[a, 0]) ** 2 + (pf[1] - coords[a, 1]) ** 2
                + (pf[2] - coords[a, 2]) ** 2)
         if r2f > cut[a]:
             continue
-        d0 = sub(ed, x[0], const(ed, coords[a, 0], NUC), D)
-        d1 = sub(ed, x[1], const(ed, coords[a, 1], NUC), D)
-        d2 = sub(ed, x[2], const(ed, coords[a, 2], NUC), D)
+        d0 = sub(ed, x0, const(ed, coords[a, 0], NUC), D)
+        d1 = sub(ed, x1, const(ed, coords[a, 1], NUC), D)
+        d2 = sub(ed, x2, const(ed, coords[a, 2], NUC), D)
         acc = acc_add(ed, acc_zero(ed, R2), mul(ed, d0, d0, D2), R2)
         acc = acc_add(ed, acc, mul(ed, d1, d1, D2), R2)
         r2 = acc_value(ed, acc_add(ed, acc, mul(ed, d2, d2, D2), R2), R2)
         r2x = convert(ex, r2, ed, E_R2)
         r2a = convert(ea, r2, ed, C_R2)
-        dc = (convert(ea, d0, ed, C_D), convert(ea, d1, ed, C_D), convert(ea, d2, ed, C_D))
+        dcx, dcy, dcz = (convert(ea, d0, ed, C_D), convert(ea, d1, ed, C_D),
+                         convert(ea, d2, ed, C_D))
         for s in range(atom_shell[a], atom_shell[a + 1]):
             R = acc_zero(ea, C_RADIAL)
             dR = acc_zero(ea, C_DRADIAL)
@@ -193,8 +202,8 @@ def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
             dRv = acc_value(ea, dR, C_DRADIAL)
             ddRv = acc_value(ea, ddR, C_DDRADIAL)
             for i in range(shell_ao[s], shell_ao[s + 1]):
-                _cartesian(ea, dc, r2a, Rv, dRv, ddRv, shell_l[s], powers[i], derivs, i, ao,
-                           dao)
+                _cartesian(ea, dcx, dcy, dcz, r2a, Rv, dRv, ddRv, shell_l[s], powers[i], derivs,
+                           i, ao, dao)
                 active[n_active] = i
                 n_active += 1
     return n_active
@@ -266,13 +275,13 @@ def orbital_kernel(cd, cx, ca, cm_ctx, cg_ctx, derivs, pf, pt, basis, cm, cg, sc
 
 
 # ---------------------------------------------------------------------- Coulomb --
-@njit
-def _inv_distance(e, a, b):
-    """1 / |a - b| of two (3,) value triples (``inv_r``)."""
-    acc = acc_zero(e, V_R2)
-    for c in range(3):
-        d = sub(e, a[c], b[c], V_D)
-        acc = acc_add(e, acc, mul(e, d, d, V_D2), V_R2)
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _inv_distance(e, ax, ay, az, bx, by, bz):
+    """1 / |a - b| of two points given by their coordinate values (``inv_r``)."""
+    dx, dy, dz = sub(e, ax, bx, V_D), sub(e, ay, by, V_D), sub(e, az, bz, V_D)
+    acc = acc_add(e, acc_zero(e, V_R2), mul(e, dx, dx, V_D2), V_R2)
+    acc = acc_add(e, acc, mul(e, dy, dy, V_D2), V_R2)
+    acc = acc_add(e, acc, mul(e, dz, dz, V_D2), V_R2)
     return rsqrt(e, acc_value(e, acc, V_R2), V_INV_R)
 
 
@@ -282,15 +291,15 @@ def _coulomb_walker(e, pos, nuc, charges, out):
     ee = acc_zero(e, V_EE)
     en = acc_zero(e, V_EN)
     for i in range(n):
-        ri = (load(e, pos[i, 0], V_X), load(e, pos[i, 1], V_X), load(e, pos[i, 2], V_X))
+        xi, yi, zi = load(e, pos[i, 0], V_X), load(e, pos[i, 1], V_X), load(e, pos[i, 2], V_X)
         for j in range(i + 1, n):
-            rj = (load(e, pos[j, 0], V_X), load(e, pos[j, 1], V_X), load(e, pos[j, 2], V_X))
-            ee = acc_add(e, ee, _inv_distance(e, ri, rj), V_EE)
+            inv = _inv_distance(e, xi, yi, zi, load(e, pos[j, 0], V_X),
+                                load(e, pos[j, 1], V_X), load(e, pos[j, 2], V_X))
+            ee = acc_add(e, ee, inv, V_EE)
         for a in range(n_nuc):
-            ra = (const(e, nuc[a, 0], V_NUC), const(e, nuc[a, 1], V_NUC),
-                  const(e, nuc[a, 2], V_NUC))
-            en = acc_add(e, en, mul(e, const(e, charges[a], V_CHARGE),
-                                    _inv_distance(e, ri, ra), V_QINV), V_EN)
+            inv = _inv_distance(e, xi, yi, zi, const(e, nuc[a, 0], V_NUC),
+                                const(e, nuc[a, 1], V_NUC), const(e, nuc[a, 2], V_NUC))
+            en = acc_add(e, en, mul(e, const(e, charges[a], V_CHARGE), inv, V_QINV), V_EN)
     out[0] = store(e, acc_value(e, ee, V_EE))
     out[1] = store(e, acc_value(e, en, V_EN))
 
@@ -317,12 +326,12 @@ def nuclear_repulsion_kernel(cv, nuc, charges):
     e = at(chunk(cv, 0), 0)
     nn = acc_zero(e, V_NN)
     for a in range(nuc.shape[0]):
-        ra = (const(e, nuc[a, 0], V_NUC), const(e, nuc[a, 1], V_NUC), const(e, nuc[a, 2], V_NUC))
         for b in range(a + 1, nuc.shape[0]):
-            rb = (const(e, nuc[b, 0], V_NUC), const(e, nuc[b, 1], V_NUC),
-                  const(e, nuc[b, 2], V_NUC))
-            nn = acc_add(e, nn, mul(e, const(e, charges[a] * charges[b], V_CHARGE),
-                                    _inv_distance(e, ra, rb), V_QINV), V_NN)
+            inv = _inv_distance(e, const(e, nuc[a, 0], V_NUC), const(e, nuc[a, 1], V_NUC),
+                                const(e, nuc[a, 2], V_NUC), const(e, nuc[b, 0], V_NUC),
+                                const(e, nuc[b, 1], V_NUC), const(e, nuc[b, 2], V_NUC))
+            nn = acc_add(e, nn, mul(e, const(e, charges[a] * charges[b], V_CHARGE), inv,
+                                    V_QINV), V_NN)
     return store(e, acc_value(e, nn, V_NN))
 
 

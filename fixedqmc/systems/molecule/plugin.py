@@ -86,7 +86,8 @@ def build(config: dict, *, precision, ranges=None, seed: int = 0, specialise: bo
         mf = mean_field(mol, t["scf"], t["scf_cache"] or Path(config["output"]) / "scf")
     system = Molecule(mol, mf.mo_up, mf.mo_down, precision, ranges=ranges, seed=seed,
                       spread=config["system"]["spread"],
-                      jastrow_b=t["jastrow_b"] if t["jastrow"] else None)
+                      jastrow_b=t["jastrow_b"] if t["jastrow"] else None,
+                      specialise=specialise)
     system.mean_field = mf
     return system
 

@@ -57,13 +57,16 @@ class Molecule:
     the AO basis of ``mol`` (a PySCF ``Mole``); implements the system protocol
     (:mod:`fixedqmc.qmc.system`).  ``spread`` (bohr): the Gaussian spread of the starting
     electrons around their nuclei; ``jastrow_b`` (1/bohr): the range parameter b of the
-    electron-electron Jastrow factor, None for none."""
+    electron-electron Jastrow factor, None for none; ``specialise``: fixed-point kernels
+    compiled for their formats (fastest to run, a compilation per set of formats) instead
+    of reading them at run time (one compilation for every width; bit-identical)."""
 
     units = UNITS
     hbar2_2m = 0.5
 
     def __init__(self, mol, mo_up, mo_down, precision="float64", *, ranges=None, seed=0,
-                 spread: float = 0.7, jastrow_b: float | None = None):
+                 spread: float = 0.7, jastrow_b: float | None = None,
+                 specialise: bool = False):
         self.mol = mol
         self.basis: GaussianBasis = basis_from_mole(mol)
         b = self.basis
@@ -74,7 +77,8 @@ class Molecule:
         self.mo = [np.ascontiguousarray((b.cart2sph @ c).T) for c in (mo_up, mo_down)]
         self.jastrow_b = None if jastrow_b is None else float(jastrow_b)
         self.kernels = declared_kernels(b, self.mo, self.n, self.jastrow_b)
-        self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed)
+        self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
+                            runtime=not specialise)
         self.log = self.ks.log
         self._basis_args = _basis_args(b)
         self._nn = self._nuclear_repulsion(self.ks)

@@ -34,7 +34,7 @@ from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_po
                                    check_str)
 from fixedqmc.qmc.registry import SystemPlugin
 from fixedqmc.systems.molecule.geometry import build_mole, h2_lattice
-from fixedqmc.systems.molecule.scf import METHODS, load_mo_coeff, mean_field
+from fixedqmc.systems.molecule.scf import METHODS, check_method, load_mo_coeff, mean_field
 from fixedqmc.systems.molecule.system import UNITS, Molecule
 
 SECTIONS = {
@@ -70,10 +70,8 @@ def check(config: dict) -> None:
     mol = mole_of(config)
     if t["mo_coeff"]:
         load_mo_coeff(t["mo_coeff"], mol, *mol.nelec)
-    elif t["scf"] == "rhf" and mol.spin != 0:
-        raise FixedQMCError(f"trial.scf = 'rhf' needs a closed shell, but the molecule has "
-                            f"{mol.nelectron} electrons and system.spin = {mol.spin}: use "
-                            "trial.scf = 'uhf' or 'rohf'")
+    else:
+        check_method(mol, t["scf"])
 
 
 def build(config: dict, *, precision, ranges=None, seed: int = 0, specialise: bool = False

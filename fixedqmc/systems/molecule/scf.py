@@ -54,6 +54,21 @@ class MeanField:
     energy_nuc: float
 
 
+def check_method(mol: gto.Mole, method: str) -> str:
+    """``trial.scf`` (lower case) after checking that it fits the molecule's spin."""
+    method = str(method).lower()
+    if method not in METHODS:
+        raise FixedQMCError(f"trial.scf must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "rhf" and mol.spin != 0:
+        raise FixedQMCError(f"trial.scf = 'rhf' needs a closed shell, but the molecule has "
+                            f"{mol.nelectron} electrons and spin {mol.spin} (2S): use "
+                            f"trial.scf = 'uhf' or 'rohf'")
+    if method == "rohf" and mol.spin < 0:
+        raise FixedQMCError(f"trial.scf = 'rohf' needs system.spin >= 0 (at least as many up "
+                            f"as down electrons), got {mol.spin}: flip its sign")
+    return method
+
+
 def mean_field(mol: gto.Mole, method: str = "rhf", cache_dir: str | os.PathLike | None = None
                ) -> MeanField:
     """Run (or reuse from ``cache_dir``) a PySCF RHF, UHF or ROHF of ``mol``.
@@ -68,16 +83,7 @@ def mean_field(mol: gto.Mole, method: str = "rhf", cache_dir: str | os.PathLike 
         FixedQMCError: an unknown method, RHF of an open shell, ROHF with negative spin,
             an SCF that does not converge, or a damaged cache file.
     """
-    method = str(method).lower()
-    if method not in METHODS:
-        raise FixedQMCError(f"trial.scf must be one of {', '.join(METHODS)}, got {method!r}")
-    if method == "rhf" and mol.spin != 0:
-        raise FixedQMCError(f"trial.scf = 'rhf' needs a closed shell, but the molecule has "
-                            f"{mol.nelectron} electrons and spin {mol.spin} (2S): use "
-                            f"trial.scf = 'uhf' or 'rohf'")
-    if method == "rohf" and mol.spin < 0:
-        raise FixedQMCError(f"trial.scf = 'rohf' needs system.spin >= 0 (at least as many up "
-                            f"as down electrons), got {mol.spin}: flip its sign")
+    method = check_method(mol, method)
     if cache_dir is None:
         return _run_scf(mol, method)
     path = Path(cache_dir) / f"scf-{method}-{_cache_key(mol, method)}.npz"

@@ -11,6 +11,8 @@ compilation for every width: what sweeps need), float kernels in their own type.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from fixedqmc.numerics.kernel import KernelPrecision
@@ -18,8 +20,10 @@ from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 
 
+@lru_cache(maxsize=1 << 14)
 def step_seed(seed: int, step: int) -> int:
-    """Seed of the stochastic-rounding stream of MC step ``step`` of a run seeded ``seed``."""
+    """Seed of the stochastic-rounding stream of MC step ``step`` of a run seeded ``seed``
+    (memoised: a step asks for it once per kernel call and per encoded input)."""
     return int(np.random.SeedSequence([int(seed), int(step)]).generate_state(1, np.uint64)[0])
 
 

@@ -99,15 +99,16 @@ from numba import njit, prange
 
 from fixedqmc.numerics import fixed as F
 from fixedqmc.numerics.fixed import Fixed
-from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, add, at, chunk,
-                                      chunk_bounds, less, load, log2_bin, mul, n_chunks, store,
-                                      sub, uniform_bin)
+from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, at, chunk,
+                                      chunk_bounds, load, n_chunks, store)
 from fixedqmc.errors import PrecisionSpecError
 from fixedqmc.numerics.overflow import OverflowLog, default_log
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.polynomial import KernelResult
 from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.tables.two_region import TableError, TwoRegionTable
+from fixedqmc.tables.lookup import (LOOKUP_VARIABLES, coefficient_rows, make_lookup,
+                                    prepare_table)
 
 __all__ = ["KERNEL_NAME", "RANGE_PAD", "TABLE_VARIABLES", "TableEvaluator", "evaluate_table",
            "table_kernel", "table_ranges", "table_spec", "unscale"]
@@ -116,32 +117,22 @@ KERNEL_NAME = "table"
 #: Relative widening of the declared ranges (away from zero), see the module docstring.
 RANGE_PAD = 2.0 ** -20
 
-TABLE_VARIABLES = (
-    ("s", "input squared distance s (s units)"),
-    ("ds", "s - s_lo of the region (s units)"),
-    ("inv", "1 / (s_hi - s_lo), per region (1 / s units)"),
-    ("t", "position in the region, [0, 1)"),
-    ("u", "position in the bin, [0, 1)"),
-    ("a", "constant coefficient"),
-    ("b", "linear coefficient"),
-    ("c", "quadratic coefficient"),
-    ("uc", "u * c"),
-    ("buc", "b + u c"),
-    ("ubuc", "u (b + u c)"),
-    ("y", "rescaled value g = a + u (b + u c)"),
-)
+#: (name, meaning) of the kernel's variables, in id order: those of the lookup.
+TABLE_VARIABLES = LOOKUP_VARIABLES
 S, DS, INV, T, U, A, B, C, UC, BUC, UBUC, Y = range(len(TABLE_VARIABLES))
 _ONE_BELOW = float(np.nextafter(1.0, 0.0))
 
 
 # ------------------------------------------------------------------------ the kernel --
+#: The lookup (fixedqmc.tables.lookup) with this kernel's variable ids; g is rescaled.
+_region_two, _lookup_in, _ = make_lookup(S, unscale=False)
 #: Elements per block of :func:`_table_chunk` (its index buffer stays in L1).
 _BLOCK = 1024
 _U0, _U1 = np.uint64(0), np.uint64(1)
 
 
 @njit(cache=True, nogil=True)
-def _table_chunk(ctx, k, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, region):
+def _table_chunk(ctx, k, s, src, out, region):
     """Chunk k of :func:`table_kernel`.
 
     Blocks of ``_BLOCK`` elements in two passes, so that no branch depends on the data: the
@@ -156,12 +147,10 @@ def _table_chunk(ctx, k, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, r
     A separate function compiled serially before the parallel loop that calls it
     (:meth:`TableEvaluator.run`): numba's parallel pipeline then only wraps a call, which
     cuts the compile time of a new format table several times over."""
-    n1 = np.int64(1) << n1_bits
+    tab = prepare_table(src)
     cc = chunk(ctx, k)
     lo, hi = chunk_bounds(ctx, s.size, k)
     order = np.empty(_BLOCK, np.uint32)
-    e0 = at(cc, lo)
-    sigma = load(e0, s_lo[1], S)
     for b0 in range(lo, hi, _BLOCK):
         base = np.uint64(b0)
         first = _U0  # region I offsets fill order[:first]
@@ -169,43 +158,34 @@ def _table_chunk(ctx, k, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, r
         for j in range(np.uint64(min(_BLOCK, hi - b0))):
             i = base + j
             e = at(cc, i)
-            f = np.uint64(less(e, load(e, s[i], S), sigma))  # 1: region I
+            f = np.uint64(not _region_two(e, tab, load(e, s[i], S)))  # 1: region I
             order[first] = j
             order[last] = j
             first += f
             last -= _U1 - f
             region[i] = np.int8(2) - np.int8(f)
-        for r in range(2):
-            s_r = load(e0, s_lo[r], S)
-            inv_r = load(e0, inv[r], INV)
-            q_lo, q_hi = (_U0, first) if r == 0 else (last + _U1, np.uint64(_BLOCK))
-            for q in range(q_lo, q_hi):
-                i = base + np.uint64(order[q])
-                e = at(cc, i)
-                t = mul(e, sub(e, load(e, s[i], S), s_r, DS), inv_r, T)
-                if r == 0:
-                    idx, u = uniform_bin(e, t, n1_bits, U)
-                else:
-                    idx, u = log2_bin(e, t, n_seg, bin_bits, U)
-                    idx += n1
-                idx = np.uint64(idx)
-                x = mul(e, u, load(e, c[idx], C), UC)
-                x = add(e, load(e, b[idx], B), x, BUC)
-                x = mul(e, u, x, UBUC)
-                out[i] = store(e, add(e, load(e, a[idx], A), x, Y))
+        for q in range(_U0, first):  # region I
+            i = base + np.uint64(order[q])
+            e = at(cc, i)
+            out[i] = store(e, _lookup_in(e, tab, load(e, s[i], S), False))
+        for q in range(last + _U1, np.uint64(_BLOCK)):  # region II
+            i = base + np.uint64(order[q])
+            e = at(cc, i)
+            out[i] = store(e, _lookup_in(e, tab, load(e, s[i], S), True))
 
 
 @njit(parallel=True, cache=True)
-def table_kernel(ctx, s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out, region):
+def table_kernel(ctx, s, src, out, region):
     """out[i] = g(s[i]) and region[i] (1 or 2), for every precision (module docstring).
 
-    ``s_lo = (s_min, sigma)`` and ``inv`` (shape (2,)) are per-region constants in the
-    formats of s and inv; ``a, b, c`` hold region I's ``n1`` entries then region II's.
+    ``src`` is a table source without the rescaling (:mod:`fixedqmc.tables.lookup`):
+    ``(s_lo, inv, abc, n1_bits, n_seg, bin_bits)``, the per-region constants
+    ``s_lo = (s_min, sigma)`` and ``inv`` in the formats of s and inv, one row ``a, b, c,
+    pad`` per bin (region I's ``n1`` bins then region II's) in the formats of a, b, c.
     Parallel over the fixed chunks of :mod:`fixedqmc.numerics.kernel`.
     """
     for k in prange(n_chunks(ctx, s.size)):
-        _table_chunk(ctx, np.int64(k), s, s_lo, inv, n1_bits, n_seg, bin_bits, a, b, c, out,
-                     region)
+        _table_chunk(ctx, np.int64(k), s, src, out, region)
 
 
 # -------------------------------------------------------------------- the variables --
@@ -296,6 +276,8 @@ class TableEvaluator:
         self.s_lo = self._constant("s", [table.s_min, table.sigma], "s_lo (s_min, sigma)")
         self.inv = self._constant("inv", [1.0 / w[0], 1.0 / w[1]], "inv (1 / region width)")
         self.coefficients = tuple(self._coefficients(name) for name in "abc")
+        #: the table source of the kernel (fixedqmc.tables.lookup)
+        self.source = (self.s_lo, self.inv, coefficient_rows(*self.coefficients), *self.layout)
 
     # -- constants --------------------------------------------------------------------
     def _constant(self, var: str, values, what: str) -> np.ndarray:
@@ -355,10 +337,9 @@ class TableEvaluator:
         """Run the compiled kernel on encoded ``s_in`` into ``out`` (rescaled g, kernel
         type) and ``region`` (int8); returns the context (holding the overflow events)."""
         ctx = self.precision.context(self.seed)
-        args = (self.s_lo, self.inv, *self.layout, *self.coefficients)
         # compile (or load) the serial chunk body first, on no elements: see _table_chunk
-        _table_chunk(ctx, np.int64(0), s_in[:0], *args, out[:0], region[:0])
-        table_kernel(ctx, s_in, *args, out, region)
+        _table_chunk(ctx, np.int64(0), s_in[:0], self.source, out[:0], region[:0])
+        table_kernel(ctx, s_in, self.source, out, region)
         return ctx
 
     def __call__(self, s, *, log: OverflowLog | None = None) -> KernelResult:

@@ -321,7 +321,8 @@ class Reference:
 
 # ------------------------------------------------- the compiled kernel, called directly --
 def kernel_source(ref: Reference, kernel: str, tab: dict):
-    """A table source tuple (kernels module docstring) from the reference's words."""
+    """A table source tuple (:mod:`fixedqmc.tables.lookup`, with the rescaling) from the
+    reference's words."""
     key = (id(tab), kernel)
     if key not in _SOURCES:
         _SOURCES[key] = (tab, _kernel_source(ref.k[kernel], tab))
@@ -340,9 +341,9 @@ def _kernel_source(k: RefKernel, tab: dict):
     a = words("a", tab["a"])
     abc = np.zeros((a.size, 4), np.int64)
     abc[:, 0], abc[:, 1], abc[:, 2] = a, words("b", tab["b"]), words("c", tab["c"])
-    return (words("s", tab["s"]), words("inv", tab["inv"]), words("off", tab["off"]),
-            words("scale", tab["scale"]), abc, np.int64(tab["n1_bits"]),
-            np.int64(tab["n_seg"]), np.int64(tab["bin_bits"]))
+    return (words("s", tab["s"]), words("inv", tab["inv"]), abc, np.int64(tab["n1_bits"]),
+            np.int64(tab["n_seg"]), np.int64(tab["bin_bits"]), words("off", tab["off"]),
+            words("scale", tab["scale"]))
 
 
 def kernel_events(system, contexts):

@@ -45,7 +45,7 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
-from fixedqmc.numerics.kernel_set import formats_of, host_stats, merge_stats
+from fixedqmc.numerics.kernel_set import formats_of, host_stats, merge_stats, step_seed
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
@@ -57,6 +57,7 @@ from fixedqmc.systems.helium.potentials import get_potential
 from fixedqmc.systems.helium.trial import (DEFAULT_PAIR_PARAMS, PairProductParams, dt2,
                                            pair_laplacian_term, t2)
 from fixedqmc.tables.evaluate import table_ranges
+from fixedqmc.tables.lookup import coefficient_rows
 from fixedqmc.tables.two_region import TwoRegionTable, build_table
 
 KERNEL_NAMES = ("distance", "potential", "wavefunction", "kinetic")
@@ -296,9 +297,8 @@ class HeliumCluster:
         kp = self.precisions[kernel]
         x = {k: kp.encode(prefix + k, v, self.seed) for k, v in self._table_inputs(table).items()}
         bits = (int(table.n1).bit_length() - 1, int(table.n_seg), int(table.n_bin).bit_length() - 1)
-        abc = np.zeros((x["a"].size, 4), x["a"].dtype)  # one row per bin: a, b, c, pad
-        abc[:, 0], abc[:, 1], abc[:, 2] = x["a"], x["b"], x["c"]
-        return (x["s"], x["inv"], x["off"], x["scale"], abc, *(np.int64(b) for b in bits))
+        abc = coefficient_rows(x["a"], x["b"], x["c"])  # one row per bin: a, b, c, pad
+        return (x["s"], x["inv"], abc, *(np.int64(b) for b in bits), x["off"], x["scale"])
 
     def profile(self, positions, *, step: int = 0) -> dict:
         """Range statistics of every kernel variable on configurations ``positions``:
@@ -388,7 +388,8 @@ class HeliumCluster:
         fixed-point position formats then need only the cluster's extent)."""
         return centre(positions)
 
-    def propose(self, walkers, i: int, new, *, step: int = 0) -> Proposal:
+    def propose(self, walkers, i: int, new, *, step: int = 0, grad: bool = True
+                ) -> Proposal:
         """Move atom ``i`` to ``new`` (n_w, 3): ln|psi'/psi| from the wave-function kernel
         (O(N) per walker).  psi > 0 (bosons): sign +1; no gradient at the new position."""
         new = np.asarray(new, np.float64).reshape(-1, 3)
@@ -405,10 +406,6 @@ class HeliumCluster:
         """Nothing is updated incrementally: every evaluation is a full one."""
         return {}
 
-    def _step_seed(self, step: int) -> int:
-        """Seed of the stochastic-rounding stream of MC step ``step``."""
-        return int(np.random.SeedSequence([self.seed, int(step)]).generate_state(1, np.uint64)[0])
-
     def _contexts(self, seed: int) -> tuple:
         return tuple(self.precisions[k].context(seed) for k in KERNEL_NAMES)
 
@@ -421,7 +418,7 @@ class HeliumCluster:
         pos = self.check_positions(getattr(walkers, "positions", walkers))
         kp = self.precisions
         nw, n = pos.shape[:2]
-        seed = self._step_seed(step)
+        seed = step_seed(self.seed, step)
         ctx = self._contexts(seed)
         self.last_contexts = ctx
         # by coordinate, (n_w, 3, N): the pair loop reads consecutive atoms j
@@ -459,7 +456,7 @@ class HeliumCluster:
         pos = self.check_positions(positions)
         new = np.asarray(new, np.float64).reshape(pos.shape[0], 3)
         kp = self.precisions
-        seed = self._step_seed(step)
+        seed = step_seed(self.seed, step)
         ctx = self._contexts(seed)
         x = kp["distance"].encode("x", pos, seed, self.log)
         xn = kp["distance"].encode("x", new, seed, self.log)

@@ -69,15 +69,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 from numba.core import types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from fixedqmc.numerics.kernel import (acc_add, acc_fits, acc_value, acc_zero, add, at, chunk,
-                                      chunk_bounds, const, convert, events, less, load,
-                                      log2_bin, mul, n_chunks, quiet, store, sub, uniform_bin)
+                                      chunk_bounds, const, convert, events, less, load, mul,
+                                      n_chunks, quiet, store, sub)
+from fixedqmc.tables.lookup import (LOOKUP_VARIABLES, UNSCALE_VARIABLES, make_lookup,
+                                    prepare_table)
 
-#: Variables of one table lookup, in id order from the table's base id.
-TABLE_VARIABLES = ("s", "ds", "inv", "t", "u", "a", "b", "c", "uc", "buc", "ubuc", "y",
-                   "scale", "off", "ys", "f")
+#: Variables of one table lookup, in id order from the table's base id
+#: (:mod:`fixedqmc.tables.lookup`, with the rescaling undone in the kernel).
+TABLE_VARIABLES = tuple(name for name, _ in LOOKUP_VARIABLES + UNSCALE_VARIABLES)
 DISTANCE_VARIABLES = ("x", "dx", "dx2", "s")
 POTENTIAL_VARIABLES = TABLE_VARIABLES + ("sum",)
 WAVEFUNCTION_VARIABLES = TABLE_VARIABLES + ("sum", "s_max")
@@ -94,81 +96,25 @@ K_DX, K_GDX, K_GRAD, K_GRAD2, K_GRAD2_SUM, K_LAP_SUM = range(2 * N_TAB, 2 * N_TA
 
 
 # -------------------------------------------------------------------- table lookup --
-def _peek_of(nbtype):
-    """``peek(address, index)``: element ``index`` of the ``nbtype`` array at ``address``."""
-    @intrinsic
-    def peek(typingctx, address, index):
-        def codegen(context, builder, signature, args):
-            ptr = builder.inttoptr(args[0], context.get_data_type(nbtype).as_pointer())
-            return builder.load(builder.gep(ptr, [args[1]]))
-        return nbtype(types.int64, types.uint64), codegen
-    return peek
-
-
-_PEEK = {t: _peek_of(t) for t in (types.float64, types.float32, types.int64)}
-
-
-def _table_at(e, address, k):
-    pass
-
-
-@overload(_table_at, inline="always")
-def _ol_table_at(e, address, k):
-    """Coefficient k of a prepared table in e's number type (fixed: raw int64 words)."""
-    peek = _PEEK[types.int64 if isinstance(e, types.BaseTuple) else e]
-    return lambda e, address, k: peek(address, k)
-
-
 def prepare(src):
     pass
 
 
 @overload(prepare)
 def _prepare(src):
-    """A pair-function source as the kernels read it: a table's constants as scalars and its
-    coefficient arrays as addresses (so that no array is reference-counted in a pair loop,
-    which would keep it from vectorising; the caller keeps the arrays alive); an analytic
-    source unchanged."""
+    """A pair-function source as the kernels read it: a table source prepared by
+    :func:`~fixedqmc.tables.lookup.prepare_table` (constants as scalars, coefficients by
+    address, so that no array is reference-counted in a pair loop, which would keep it from
+    vectorising; the caller keeps the arrays alive); an analytic source unchanged."""
     if isinstance(src[0], types.Dispatcher):
         return lambda src: src
-
-    def impl(src):
-        s_lo, inv, off, scale, abc, n1_bits, n_seg, bin_bits = src
-        return (s_lo[0], s_lo[1], inv[0], inv[1], off[0], off[1], scale[0], scale[1],
-                np.int64(abc.ctypes.data), n1_bits, n_seg, bin_bits)
-    return impl
-
-
-def _make_lookup(base: int):
-    """The table lookup with variable ids ``base + TABLE_VARIABLES.index(name)``."""
-    vs, vds, vinv, vt, vu, va, vb, vc, vuc, vbuc, vubuc, vy, vscale, voff, vys, vf = (
-        base + k for k in range(N_TAB))
-
-    def lookup(e, tab, s):
-        s_lo0, s_lo1, inv0, inv1, off0, off1, sc0, sc1, p_abc, n1_bits, n_seg, bin_bits = tab
-        r = not less(e, s, load(e, s_lo1, vs))  # region II
-        t = mul(e, sub(e, s, load(e, s_lo1 if r else s_lo0, vs), vds),
-                load(e, inv1 if r else inv0, vinv), vt)
-        if r:
-            idx, u = log2_bin(e, t, n_seg, bin_bits, vu)
-            idx += np.int64(1) << n1_bits
-        else:
-            idx, u = uniform_bin(e, t, n1_bits, vu)
-        k = np.uint64(idx) << np.uint64(2)  # row idx of abc
-        y = mul(e, u, load(e, _table_at(e, p_abc, k + np.uint64(2)), vc), vuc)
-        y = add(e, load(e, _table_at(e, p_abc, k + np.uint64(1)), vb), y, vbuc)
-        y = mul(e, u, y, vubuc)
-        y = add(e, load(e, _table_at(e, p_abc, k), va), y, vy)
-        return add(e, mul(e, y, load(e, sc1 if r else sc0, vscale), vys),
-                   load(e, off1 if r else off0, voff), vf)
-
-    return lookup
+    return lambda src: prepare_table(src)
 
 
 def _make_pair_value(base: int):
     """``pair_value(e, src, s_value)``: f(s) in e's kernel as variable ``base + f``, from a
     prepared table source or, in float kernels, an analytic one (module docstring)."""
-    lookup = njit(_make_lookup(base), nogil=True, inline="always")
+    _, _, lookup = make_lookup(base, unscale=True)
     vs, vf = base + TABLE_VARIABLES.index("s"), base + TABLE_VARIABLES.index("f")
 
     def pair_value(e, src, s_value):

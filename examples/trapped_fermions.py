@@ -173,7 +173,8 @@ class TrappedFermions:
                           {"potential": self._potential(pos, step), "kinetic": kinetic},
                           zero.astype(np.int64), state)
 
-    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0) -> Proposal:
+    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0, grad: bool = True
+                ) -> Proposal:
         s, j = self._spin_of(i)
         inv = walkers.state[f"inv{s}"]
         new = np.asarray(new, np.float64)
@@ -184,8 +185,9 @@ class TrappedFermions:
         with np.errstate(divide="ignore", invalid="ignore"):
             log_ratio = np.log(np.abs(ratio)) - 0.5 * self.alpha * (
                 np.sum(new * new, axis=1) - np.sum(old * old, axis=1))
-            grad = np.einsum("wkc,wk->wc", G, col) / ratio[:, None] - self.alpha * new
-        return Proposal(new, log_ratio, np.sign(ratio), grad,
+            g = (np.einsum("wkc,wk->wc", G, col) / ratio[:, None] - self.alpha * new
+                 if grad else None)
+        return Proposal(new, log_ratio, np.sign(ratio), g,
                         (ratio == 0).astype(np.int64), (P, ratio))
 
     def accept(self, walkers: Walkers, i: int, mask, proposal: Proposal) -> None:

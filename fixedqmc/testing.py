@@ -9,7 +9,7 @@ returns the measured deviations.  Properties checked, on a few walkers:
    Laplacian);
 3. a single-particle move: ``propose``'s ``log|ratio|`` and sign equal the ratio of two
    full evaluations; its gradient (if given) equals the full evaluation's at the new
-   position;
+   position; ``propose(..., grad=False)`` gives the same ratio and sign;
 4. ``accept`` with a mask touches only the masked walkers (positions and state);
 5. after a series of accepted moves, the incrementally updated evaluation equals a fresh
    one, and ``recompute`` gives the fresh state;
@@ -107,6 +107,9 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
     if prop.grad is not None:
         out["proposal_grad"] = _close("propose gradient vs full evaluation", prop.grad,
                                       ev_new.grad[:, i], ratio_tol, ratio_tol)
+    bare = system.propose(walkers, i, new, grad=False)  # what Metropolis VMC asks for
+    assert np.array_equal(bare.log_ratio, prop.log_ratio) and np.array_equal(
+        bare.sign, prop.sign), "propose(grad=False) gives another ratio than propose()"
 
     # 4: a masked accept touches only the masked walkers
     mask = np.arange(nw) % 2 == 0

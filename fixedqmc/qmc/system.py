@@ -12,11 +12,13 @@ accept with a mask, gradient and Laplacian, parameters as a dict):
     energy and its named parts (an :class:`Evaluation`), and the per-walker state consistent
     with it (built from the positions when ``walkers.state`` is None, else the incremental
     state is used).
-``propose(walkers, i, new, step=)``
+``propose(walkers, i, new, step=, grad=True)``
     a move of particle ``i`` of every walker to ``new`` (n_w, 3): the signed ratio
     ``psi'/psi`` as ``log|ratio|`` and sign, ``grad_i ln|psi|`` at the new position (or
     None if the system does not provide it) and system-private intermediates
-    (a :class:`Proposal`).
+    (a :class:`Proposal`).  ``grad=False`` says the caller will not use the gradient
+    (Metropolis VMC): the system may skip it (for Gaussian orbitals, the derivative
+    kernels) and return None; the ratio must be the same.
 ``accept(walkers, i, mask, proposal)``
     commit the proposed move of the walkers in ``mask``: their positions and per-walker
     state (e.g. inverse Slater matrices by Sherman-Morrison) are updated without a full
@@ -174,8 +176,8 @@ class System(Protocol):
 
     def evaluate(self, walkers: Walkers, *, step: int = 0) -> Evaluation: ...
 
-    def propose(self, walkers: Walkers, i: int, new: np.ndarray, *, step: int = 0
-                ) -> Proposal: ...
+    def propose(self, walkers: Walkers, i: int, new: np.ndarray, *, step: int = 0,
+                grad: bool = True) -> Proposal: ...
 
     def accept(self, walkers: Walkers, i: int, mask: np.ndarray, proposal: Proposal
                ) -> None: ...

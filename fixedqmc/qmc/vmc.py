@@ -97,7 +97,7 @@ def _single_particle_sweep(system, st: MCState) -> float:
     accepted = 0
     for i in range(n):
         new = st.positions[:, i] + st.step_size * st.rng.uniform(-0.5, 0.5, (st.n_walkers, 3))
-        prop = system.propose(st.walkers, i, new, step=st.n_steps)
+        prop = system.propose(st.walkers, i, new, step=st.n_steps, grad=False)
         st.n_steps += 1
         ok = _accept(st.rng, 2.0 * prop.log_ratio, prop.outside)
         system.accept(st.walkers, i, ok, prop)

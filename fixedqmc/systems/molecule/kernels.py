@@ -209,11 +209,28 @@ def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
     return n_active
 
 
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _mo_term(em, acc, cm, k, i, x):
+    """``acc + cm[k, i] x``: one term of MO k (``orbitals.term`` into ``value``)."""
+    return acc_add(em, acc, mul(em, load(em, cm[k, i], M_COEFF), x, M_TERM), M_VALUE)
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _dmo_term(eg, acc, cg, k, i, x, v):
+    """``acc + cg[k, i] x``: one term of a gradient component or Laplacian of MO k."""
+    return acc_add(eg, acc, mul(eg, load(eg, cg[k, i], G_COEFF), x, G_TERM), v)
+
+
 @njit
 def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom, out_v,
                out_d):
     """MO values (and gradients, Laplacians) at one point from its active AOs: ``cm``
-    (n_mo, n_cart) words of ``orbitals.coeff``, ``cg`` of ``derivatives.coeff``."""
+    (n_mo, n_cart) words of ``orbitals.coeff``, ``cg`` of ``derivatives.coeff``.
+
+    Four MOs at a time share the loop over AOs (four independent sums instead of one
+    serial chain; each MO's terms are still added in AO order, and stochastic rounding
+    draws by element and variable, so the words are those of one MO at a time); the three
+    gradient components and the Laplacian of an MO likewise share one loop."""
     for t in range(n_active):
         i = active[t]
         aom[t] = store(em, convert(em, load(ea, ao[i], C_AO), ea, M_AO))
@@ -221,24 +238,42 @@ def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom,
             for c in range(3):
                 daom[t, c] = store(eg, convert(eg, load(ea, dao[i, c], C_GRAD), ea, G_DAO))
             daom[t, 3] = store(eg, convert(eg, load(ea, dao[i, 3], C_LAP), ea, G_DAO))
-    for k in range(cm.shape[0]):
-        acc = acc_zero(em, M_VALUE)
+    n_mo = cm.shape[0]
+    n4 = n_mo - n_mo % 4
+    for k in range(0, n4, 4):
+        a0, a1 = acc_zero(em, M_VALUE), acc_zero(em, M_VALUE)
+        a2, a3 = acc_zero(em, M_VALUE), acc_zero(em, M_VALUE)
         for t in range(n_active):
-            acc = acc_add(em, acc, mul(em, load(em, cm[k, active[t]], M_COEFF),
-                                       load(em, aom[t], M_AO), M_TERM), M_VALUE)
-        out_v[k] = store(em, acc_value(em, acc, M_VALUE))
-        if derivs:
-            for c in range(3):
-                g = acc_zero(eg, G_GRAD)
-                for t in range(n_active):
-                    g = acc_add(eg, g, mul(eg, load(eg, cg[k, active[t]], G_COEFF),
-                                           load(eg, daom[t, c], G_DAO), G_TERM), G_GRAD)
-                out_d[k, c] = store(eg, acc_value(eg, g, G_GRAD))
-            lp = acc_zero(eg, G_LAP)
-            for t in range(n_active):
-                lp = acc_add(eg, lp, mul(eg, load(eg, cg[k, active[t]], G_COEFF),
-                                         load(eg, daom[t, 3], G_DAO), G_TERM), G_LAP)
-            out_d[k, 3] = store(eg, acc_value(eg, lp, G_LAP))
+            i = active[t]
+            x = load(em, aom[t], M_AO)
+            a0 = _mo_term(em, a0, cm, k, i, x)
+            a1 = _mo_term(em, a1, cm, k + 1, i, x)
+            a2 = _mo_term(em, a2, cm, k + 2, i, x)
+            a3 = _mo_term(em, a3, cm, k + 3, i, x)
+        out_v[k] = store(em, acc_value(em, a0, M_VALUE))
+        out_v[k + 1] = store(em, acc_value(em, a1, M_VALUE))
+        out_v[k + 2] = store(em, acc_value(em, a2, M_VALUE))
+        out_v[k + 3] = store(em, acc_value(em, a3, M_VALUE))
+    for k in range(n4, n_mo):
+        a0 = acc_zero(em, M_VALUE)
+        for t in range(n_active):
+            a0 = _mo_term(em, a0, cm, k, active[t], load(em, aom[t], M_AO))
+        out_v[k] = store(em, acc_value(em, a0, M_VALUE))
+    if not derivs:
+        return
+    for k in range(n_mo):
+        g0, g1 = acc_zero(eg, G_GRAD), acc_zero(eg, G_GRAD)
+        g2, lp = acc_zero(eg, G_GRAD), acc_zero(eg, G_LAP)
+        for t in range(n_active):
+            i = active[t]
+            g0 = _dmo_term(eg, g0, cg, k, i, load(eg, daom[t, 0], G_DAO), G_GRAD)
+            g1 = _dmo_term(eg, g1, cg, k, i, load(eg, daom[t, 1], G_DAO), G_GRAD)
+            g2 = _dmo_term(eg, g2, cg, k, i, load(eg, daom[t, 2], G_DAO), G_GRAD)
+            lp = _dmo_term(eg, lp, cg, k, i, load(eg, daom[t, 3], G_DAO), G_LAP)
+        out_d[k, 0] = store(eg, acc_value(eg, g0, G_GRAD))
+        out_d[k, 1] = store(eg, acc_value(eg, g1, G_GRAD))
+        out_d[k, 2] = store(eg, acc_value(eg, g2, G_GRAD))
+        out_d[k, 3] = store(eg, acc_value(eg, lp, G_LAP))
 
 
 @njit

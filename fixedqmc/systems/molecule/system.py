@@ -217,27 +217,34 @@ class Molecule:
                 "electron_nucleus": -ks.decode("coulomb", "en", out[:, 1]),
                 "nucleus_nucleus": np.full(pos.shape[0], self._nn)}
 
-    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0) -> Proposal:
-        return self._propose(self.ks, walkers, i, new, step)
+    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0, grad: bool = True
+                ) -> Proposal:
+        """Move electron ``i`` to ``new`` (n_w, 3): the determinant ratio (and the Jastrow
+        one) and, with ``grad``, grad_i ln|psi| at ``new``; without, the derivative kernels
+        are not run."""
+        return self._propose(self.ks, walkers, i, new, step, grad)
 
-    def _propose(self, ks, walkers, i, new, step):
+    def _propose(self, ks, walkers, i, new, step, want_grad=True):
         s, j = self._spin_of(i)
         new = np.ascontiguousarray(new, np.float64)
         nw = new.shape[0]
-        vals, d = self._orbitals(ks, new, s, True, step)
+        vals, d = self._orbitals(ks, new, s, want_grad, step)
         ct = ks.context("determinant", step)
         dt = ks["determinant"].dtype
         rows = ks.encode("determinant", "row", vals, step)
-        out_r, out_g = np.zeros(nw, dt), np.zeros((nw, 3), dt)
+        out_r = np.zeros(nw, dt)
+        out_g = np.zeros((nw, 3 if want_grad else 0), dt)
+        grows = (d[..., :3].transpose(0, 2, 1) if want_grad
+                 else np.zeros((nw, 0, self.n[s]), np.float64))
         det.ratio_kernel(ct, rows, walkers.state[f"inv{s}"], j,
-                         ks.encode("determinant", "grow", d[..., :3].transpose(0, 2, 1), step),
-                         out_r, out_g)
+                         ks.encode("determinant", "grow", grows, step), out_r, out_g)
         ks.report("determinant", ct)
         ratio = ks.decode("determinant", "ratio", out_r)
         with np.errstate(divide="ignore"):
             log_ratio = np.log(np.abs(ratio))
         zero = ratio == 0
-        grad = np.where(zero[:, None], 0.0, ks.decode("determinant", "grad", out_g))
+        grad = (np.where(zero[:, None], 0.0, ks.decode("determinant", "grad", out_g))
+                if want_grad else None)
         if self.jastrow_b is not None:
             cj = ks.context("jastrow", step)
             out = np.zeros((nw, 5), ks["jastrow"].dtype)
@@ -247,7 +254,8 @@ class Molecule:
             ks.report("jastrow", cj)
             log_ratio = log_ratio + ks.decode("jastrow", "sum", out[:, 1]) - ks.decode(
                 "jastrow", "sum", out[:, 0])
-            grad = grad + ks.decode("jastrow", "grad", out[:, 2:])
+            if want_grad:
+                grad = grad + ks.decode("jastrow", "grad", out[:, 2:])
         return Proposal(new, log_ratio, np.sign(ratio), grad, zero.astype(np.int64),
                         (rows, out_r, ratio, step))
 

@@ -1,0 +1,181 @@
+"""The Ewald energy through the one-source kernels, at any precision per kernel.
+
+:class:`EwaldEvaluator` declares the kernels ``ewald_real`` and ``ewald_recip`` of
+:mod:`fixedqmc.systems.periodic.kernels` (every variable with a range), resolves a
+precision spec over them (``ewald_real=fixed:40,ewald_recip=float32``, ...) with a
+:class:`~fixedqmc.numerics.kernel_set.KernelSet`, encodes the walkers' reduced fractional
+coordinates, runs the kernels, decodes their sums and adds the position-independent parts
+(``images``, ``self``, ``background``, float64) of :mod:`fixedqmc.systems.periodic.ewald`.
+Energies in hartree, positions in bohr.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fixedqmc.numerics.kernel import KernelSpec, Variable
+from fixedqmc.numerics.kernel_set import KernelSet
+from fixedqmc.systems.periodic import erfc_form as F
+from fixedqmc.systems.periodic import kernels as K
+from fixedqmc.systems.periodic.cell import Cell
+from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, _charges, _walkers,
+                                             constant_parts, ewald_parameters)
+from fixedqmc.errors import FixedQMCError
+
+#: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
+R_MIN = 1e-3
+KERNELS = ("ewald_real", "ewald_recip")
+
+
+def _sym(x):
+    x = float(abs(x))
+    return (-x, x)
+
+
+def _pad3(a: np.ndarray) -> np.ndarray:
+    """(..., dim) -> (..., 3), zeros appended (2D cells)."""
+    a = np.asarray(a, np.float64)
+    if a.shape[-1] == 3:
+        return np.ascontiguousarray(a)
+    out = np.zeros(a.shape[:-1] + (3,))
+    out[..., :a.shape[-1]] = a
+    return out
+
+
+def declared_ranges(params: EwaldParameters, charges) -> dict:
+    """``{kernel: {variable: (lo, hi)}}``: ranges of every kernel variable (used to size
+    width-only fixed formats ``fixed:W``; a range profile may replace them)."""
+    cell, q = params.cell, np.asarray(charges, np.float64)
+    lat = _pad3(cell.reduced)
+    rho = cell.reduced_radius
+    img_max = float(np.abs(params.images).max())
+    de_max = rho + float(np.linalg.norm(params.images, axis=1).max())
+    qmax, qabs = float(np.abs(q).max()), float(np.abs(q).sum())
+    g = params.gamma
+    if cell.dim == 3:
+        a = (3 * cell.volume / (4 * math.pi * q.size)) ** (1 / 3)
+        mean = math.pi / (cell.volume * g * g)
+    else:
+        a = math.sqrt(cell.volume / (math.pi * q.size))
+        mean = 2 * math.sqrt(math.pi) / (cell.volume * g)
+    coef_abs = float(np.abs(F.COEFFICIENTS).sum())
+    x_max = g * params.real_cutoff
+    real = {
+        "frac": (0, 1), "dfrac": (-1, 1), "nint": (-1, 1), "dred": (-0.5, 0.5),
+        "lattice": _sym(np.abs(lat).max()), "dterm": _sym(0.5 * np.abs(lat).max()),
+        "d": _sym(rho), "image": _sym(img_max), "de": _sym(de_max), "de2": (0, de_max ** 2),
+        "s": (0, 3 * de_max ** 2), "cut2": (0, params.real_cutoff ** 2),
+        "inv_r": (0, 1 / R_MIN), "r": (0, params.real_cutoff), "gamma": (0, g),
+        "x": (0, x_max), "p": (0, F.P), "px": (0, F.P * x_max), "one": (0, 1),
+        "den": (0, 1 + F.P * x_max), "t": (0, 1), "ta": (0, F.T_A), "tat": (0, F.T_A),
+        "tb": _sym(F.T_B), "u": (-1, 1), "coef": _sym(np.abs(F.COEFFICIENTS).max()),
+        "hu": _sym(coef_abs), "h": _sym(coef_abs), "neg_g2": (-g * g, 0),
+        "arg": (-x_max ** 2, 0), "gauss": (0, 1), "erfc": (0, 1), "phi": (0, 1 / R_MIN),
+        "qq": _sym(qmax ** 2), "term": _sym(qmax ** 2 / R_MIN),
+        "sum": _sym(qabs ** 2 * (mean + 10 / a))}
+    nmax = float(np.abs(params.gints).max())
+    wmax = float(params.weights.max())
+    recip = {
+        "frac": (0, 1), "gint": _sym(nmax), "nf": _sym(nmax), "phase": _sym(3 * nmax),
+        "cos": (-1, 1), "sin": (-1, 1), "q": _sym(qmax), "qcos": _sym(qmax),
+        "qsin": _sym(qmax), "sre": _sym(qabs), "sim": _sym(qabs), "sq": (0, qabs ** 2),
+        "mag": (0, qabs ** 2), "weight": (0, wmax), "wterm": (0, wmax * qabs ** 2),
+        "sum": (0, float(params.weights.sum()) * qabs ** 2)}
+    return {"ewald_real": real, "ewald_recip": recip}
+
+
+def declared_kernels(params: EwaldParameters, charges) -> dict:
+    """``{name: KernelSpec}`` of the two Ewald kernels with their declared ranges."""
+    ranges = declared_ranges(params, charges)
+    variables = {"ewald_real": K.REAL_VARIABLES, "ewald_recip": K.RECIP_VARIABLES}
+    return {k: KernelSpec(k, tuple(Variable(v, *ranges[k][v], doc) for v, doc in variables[k]))
+            for k in KERNELS}
+
+
+class EwaldEvaluator:
+    """Ewald energies of walkers of ``charges`` (N,) in ``cell`` through the kernels.
+
+    ``params``: :class:`EwaldParameters` (default :func:`ewald_parameters` at
+    ``accuracy``); ``precision``: a spec over the kernels ``ewald_real``, ``ewald_recip``;
+    ``ranges``, ``seed``, ``specialise`` as for other systems' kernel sets (``specialise``:
+    fixed formats compiled in instead of read at run time; bit-identical)."""
+
+    def __init__(self, cell: Cell, charges, params: EwaldParameters | None = None,
+                 precision="float64", *, accuracy: float = 1e-12, ranges=None, seed: int = 0,
+                 specialise: bool = False):
+        self.cell = cell
+        self.charges = _charges(charges)
+        self.params = ewald_parameters(cell, self.charges, accuracy) if params is None else params
+        if self.params.cell is not cell:
+            raise FixedQMCError("params were made for another cell; build them with "
+                                "ewald_parameters(cell, charges)")
+        if self.params.gamma * self.params.real_cutoff > F.X_MAX:
+            raise FixedQMCError(
+                f"gamma * real_cutoff = {self.params.gamma * self.params.real_cutoff:.4g} "
+                f"exceeds {F.X_MAX}, the range of the kernels' erfc form; lower real_cutoff "
+                "or the accuracy")
+        self.kernels = declared_kernels(self.params, self.charges)
+        self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
+                            runtime=not specialise)
+        self.log = self.ks.log
+        self._lat = _pad3(cell.reduced)
+        self._img = _pad3(self.params.images)
+        self._gint = _pad3(self.params.gints.astype(np.float64))
+        self._weights = np.ascontiguousarray(self.params.weights, np.float64)
+        p = self.params
+        self._par = np.array([p.real_cutoff ** 2, p.gamma, F.P, 1.0, F.T_A, F.T_B,
+                              -p.gamma ** 2])
+        self._coef = np.ascontiguousarray(F.COEFFICIENTS)
+        self.constants = constant_parts(p, self.charges)
+        self._red_inv = np.linalg.inv(cell.reduced)
+
+    def fractional(self, positions) -> np.ndarray:
+        """Reduced fractional coordinates in [0, 1), (n_w, N, 3) (2D: third column 0)."""
+        x, _ = _walkers(self.cell, positions)
+        _charges(self.charges, x.shape[1])
+        f = x @ self._red_inv
+        f = f - np.floor(f)
+        f[f >= 1.0] = 0.0
+        return _pad3(f)
+
+    def real(self, positions, step: int = 0, ks: KernelSet | None = None) -> np.ndarray:
+        """The real-space pair sum (n_w,) (hartree) by the ``ewald_real`` kernel."""
+        ks = self.ks if ks is None else ks
+        f = self.fractional(positions)
+        cv = ks.context("ewald_real", step)
+        out = np.zeros(f.shape[0], ks["ewald_real"].dtype)
+        K.real_kernel(cv, ks.encode("ewald_real", "frac", f, step), self._lat, self._img,
+                      self.charges, self._par, self._coef, out)
+        ks.report("ewald_real", cv)
+        return ks.decode("ewald_real", "sum", out)
+
+    def recip(self, positions, step: int = 0, ks: KernelSet | None = None):
+        """The reciprocal-space sum (n_w,) (hartree) and S(G) (n_w, n_G) complex by the
+        ``ewald_recip`` kernel."""
+        ks = self.ks if ks is None else ks
+        f = self.fractional(positions)
+        cv = ks.context("ewald_recip", step)
+        dt = ks["ewald_recip"].dtype
+        out = np.zeros(f.shape[0], dt)
+        out_s = np.zeros((f.shape[0], self._gint.shape[0], 2), dt)
+        K.recip_kernel(cv, ks.encode("ewald_recip", "frac", f, step), self._gint,
+                       self.charges, self._weights, out, out_s)
+        ks.report("ewald_recip", cv)
+        s = ks.decode("ewald_recip", "sre", out_s[..., 0]) + 1j * ks.decode(
+            "ewald_recip", "sim", out_s[..., 1])
+        return ks.decode("ewald_recip", "sum", out), s
+
+    def energy(self, positions, step: int = 0) -> EwaldParts:
+        """The Ewald energy by parts (:class:`EwaldParts` of (n_w,) arrays, hartree) of
+        walkers ``positions`` (n_w, N, dim) (bohr)."""
+        real = self.real(positions, step)
+        recip, _ = self.recip(positions, step)
+        nw = real.shape[0]
+        c = self.constants
+        return EwaldParts(real, np.full(nw, c["images"]), recip, np.full(nw, c["self"]),
+                          np.full(nw, c["background"]))
+
+    def formats(self) -> dict:
+        return self.ks.formats()

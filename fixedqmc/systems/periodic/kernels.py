@@ -1,0 +1,230 @@
+"""Compiled Ewald kernels, written once for every precision (seed 000, Eq. 2-6).
+
+Two named kernels, each with its own precision (its own context), parallel over walkers in
+the fixed chunks of :mod:`fixedqmc.numerics.kernel`.  Positions enter as *fractional
+coordinates* ``frac`` in [0, 1) of the cell's reduced basis (:class:`Cell.reduced`), shape
+(n_walkers, N, 3); a 2D cell pads the third coordinate, the lattice and the images with
+zeros (so one source serves 3D and 2D).
+
+``ewald_real``
+    ``sum_{i<j} q_i q_j sum_R erfc(gamma |d_ij - R|) / |d_ij - R|`` over the images ``R``
+    with ``|d_ij - R|**2 < cut2`` (hartree), the displacement reduced in fractional
+    coordinates: ``dfrac = f_i - f_j``, ``nint = round_int(dfrac)``, ``dred = dfrac -
+    nint`` in [-1/2, 1/2], ``d_c = sum_k dred_k lattice[k, c]`` (bohr).  Per image: ``de =
+    d - R``, ``s = sum de**2``; if ``s < cut2``: ``inv_r = rsqrt(s)``, ``r = s inv_r``,
+    ``x = gamma r``, the erfc form of :mod:`~fixedqmc.systems.periodic.erfc_form`
+    (``den = 1 + P x``, ``t = recip(den)``, ``u = T_A t + T_B``, Horner ``h``, ``gauss =
+    exp(neg_g2 s)``, ``erfc = gauss h``), ``phi = erfc inv_r``, ``term = qq phi``,
+    accumulated in ``sum``.
+``ewald_recip``
+    per G vector of the half set (integer coordinates ``gint`` in the reduced reciprocal
+    basis): ``phase = sum_k gint_k frac_k`` in turns (``G . r = 2 pi phase``, exact in fixed
+    point), ``S = sum_j q_j (cos_turns(phase), sin_turns(phase))`` (``sre``, ``sim``), ``mag
+    = sre**2 + sim**2``, ``sum = sum_G weight_G mag`` (hartree; 3D ``(4 pi / Omega)
+    exp(-G**2 / 4 gamma**2) / G**2``, 2D ``(2 pi / A) erfc(G / 2 gamma) / G``).  Also writes
+    S(G) (``sre``, ``sim`` words) for single-particle updates.
+
+The constants (cut2, gamma, P, 1, T_A, T_B, -gamma**2) come in the array ``par`` in the
+order of :data:`REAL_PARAMETERS`.
+"""
+
+from __future__ import annotations
+
+from numba import njit, prange
+
+from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
+                                      chunk_bounds, const, less, load, mul, n_chunks, store,
+                                      sub)
+from fixedqmc.numerics.kernel_ops import cos_turns, exp, recip, round_int, rsqrt, sin_turns
+
+REAL_VARIABLES = (
+    ("frac", "a reduced fractional coordinate, [0, 1)"),
+    ("dfrac", "f_i - f_j"),
+    ("nint", "the nearest integer of dfrac"),
+    ("dred", "dfrac - nint, [-1/2, 1/2]"),
+    ("lattice", "a component of a reduced lattice vector (bohr)"),
+    ("dterm", "dred_k lattice[k, c] (bohr)"),
+    ("d", "a displacement component (sum, bohr)"),
+    ("image", "a component of an image vector R (bohr)"),
+    ("de", "d - R, a component (bohr)"),
+    ("de2", "(d - R)**2 (bohr**2)"),
+    ("s", "|d - R|**2 (sum, bohr**2)"),
+    ("cut2", "real_cutoff**2 (bohr**2)"),
+    ("inv_r", "1 / |d - R| (1/bohr)"),
+    ("r", "|d - R| (bohr)"),
+    ("gamma", "gamma (1/bohr)"),
+    ("x", "gamma r"),
+    ("p", "P of t = 1 / (1 + P x)"),
+    ("px", "P x"),
+    ("one", "1"),
+    ("den", "1 + P x"),
+    ("t", "1 / (1 + P x)"),
+    ("ta", "T_A"),
+    ("tat", "T_A t"),
+    ("tb", "T_B"),
+    ("u", "T_A t + T_B, [-1, 1]"),
+    ("coef", "a coefficient c_k of the erfcx polynomial"),
+    ("hu", "h u (a Horner product)"),
+    ("h", "a Horner partial sum; at the end erfcx(x)"),
+    ("neg_g2", "-gamma**2 (1/bohr**2)"),
+    ("arg", "-gamma**2 s"),
+    ("gauss", "exp(-gamma**2 s)"),
+    ("erfc", "erfc(gamma r) = gauss h"),
+    ("phi", "erfc(gamma r) / r (1/bohr)"),
+    ("qq", "q_i q_j"),
+    ("term", "q_i q_j erfc(gamma r) / r (hartree)"),
+    ("sum", "the real-space energy (sum, hartree)"),
+)
+RECIP_VARIABLES = (
+    ("frac", "a reduced fractional coordinate, [0, 1)"),
+    ("gint", "an integer coordinate of G"),
+    ("nf", "gint_k frac_k (turns)"),
+    ("phase", "G . r / 2 pi (sum, turns)"),
+    ("cos", "cos(G . r)"),
+    ("sin", "sin(G . r)"),
+    ("q", "a charge q_j"),
+    ("qcos", "q_j cos(G . r_j)"),
+    ("qsin", "q_j sin(G . r_j)"),
+    ("sre", "Re S(G) (sum)"),
+    ("sim", "Im S(G) (sum)"),
+    ("sq", "(Re S)**2 or (Im S)**2"),
+    ("mag", "|S(G)|**2"),
+    ("weight", "the weight of G (hartree)"),
+    ("wterm", "weight |S(G)|**2 (hartree)"),
+    ("sum", "the reciprocal-space energy (sum, hartree)"),
+)
+#: The order of the constants in ``par`` of :func:`real_kernel`.
+REAL_PARAMETERS = ("cut2", "gamma", "p", "one", "ta", "tb", "neg_g2")
+
+(FRAC, DFRAC, NINT, DRED, LAT, DTERM, D, IMAGE, DE, DE2, S, CUT2, INV_R, R, GAMMA, X, PP,
+ PX, ONE, DEN, T, TA, TAT, TB, U, COEF, HU, H, NEG_G2, ARG, GAUSS, ERFC, PHI, QQ, TERM,
+ SUM) = range(36)
+(K_FRAC, K_GINT, K_NF, K_PHASE, K_COS, K_SIN, K_Q, K_QCOS, K_QSIN, K_SRE, K_SIM, K_SQ,
+ K_MAG, K_WEIGHT, K_WTERM, K_SUM) = range(16)
+
+assert len(REAL_VARIABLES) == SUM + 1 and len(RECIP_VARIABLES) == K_SUM + 1
+
+
+# ------------------------------------------------------------------ real space --
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _reduced(e, fi, fj):
+    """f_i - f_j reduced to [-1/2, 1/2] (``dred``)."""
+    df = sub(e, fi, fj, DFRAC)
+    return sub(e, df, round_int(e, df, NINT), DRED)
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _cartesian(e, r0, r1, r2, lat, c):
+    """Component c of ``sum_k dred_k lattice[k]`` (``d``)."""
+    acc = acc_add(e, acc_zero(e, D), mul(e, r0, const(e, lat[0, c], LAT), DTERM), D)
+    acc = acc_add(e, acc, mul(e, r1, const(e, lat[1, c], LAT), DTERM), D)
+    acc = acc_add(e, acc, mul(e, r2, const(e, lat[2, c], LAT), DTERM), D)
+    return acc_value(e, acc, D)
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _screened(e, s, par, coef):
+    """``erfc(gamma r) / r`` at ``s = r**2`` (``phi``) by the erfc form."""
+    inv_r = rsqrt(e, s, INV_R)
+    x = mul(e, const(e, par[1], GAMMA), mul(e, s, inv_r, R), X)
+    den = add(e, const(e, par[3], ONE), mul(e, const(e, par[2], PP), x, PX), DEN)
+    t = recip(e, den, T)
+    u = add(e, mul(e, const(e, par[4], TA), t, TAT), const(e, par[5], TB), U)
+    n = coef.shape[0]
+    h = const(e, coef[n - 1], H)
+    for k in range(n - 2, -1, -1):
+        h = add(e, mul(e, h, u, HU), const(e, coef[k], COEF), H)
+    gauss = exp(e, mul(e, const(e, par[6], NEG_G2), s, ARG), GAUSS)
+    return mul(e, mul(e, gauss, h, ERFC), inv_r, PHI)
+
+
+@njit
+def _real_walker(e, f, lat, img, q, par, coef, out, w):
+    n = f.shape[0]
+    total = acc_zero(e, SUM)
+    cut2 = const(e, par[0], CUT2)
+    for i in range(n):
+        fi0, fi1, fi2 = load(e, f[i, 0], FRAC), load(e, f[i, 1], FRAC), load(e, f[i, 2], FRAC)
+        for j in range(i + 1, n):
+            r0 = _reduced(e, fi0, load(e, f[j, 0], FRAC))
+            r1 = _reduced(e, fi1, load(e, f[j, 1], FRAC))
+            r2 = _reduced(e, fi2, load(e, f[j, 2], FRAC))
+            d0 = _cartesian(e, r0, r1, r2, lat, 0)
+            d1 = _cartesian(e, r0, r1, r2, lat, 1)
+            d2 = _cartesian(e, r0, r1, r2, lat, 2)
+            qq = const(e, q[i] * q[j], QQ)
+            for m in range(img.shape[0]):
+                e0 = sub(e, d0, const(e, img[m, 0], IMAGE), DE)
+                e1 = sub(e, d1, const(e, img[m, 1], IMAGE), DE)
+                e2 = sub(e, d2, const(e, img[m, 2], IMAGE), DE)
+                acc = acc_add(e, acc_zero(e, S), mul(e, e0, e0, DE2), S)
+                acc = acc_add(e, acc, mul(e, e1, e1, DE2), S)
+                s = acc_value(e, acc_add(e, acc, mul(e, e2, e2, DE2), S), S)
+                if less(e, s, cut2):
+                    total = acc_add(e, total, mul(e, qq, _screened(e, s, par, coef), TERM),
+                                    SUM)
+    out[w] = store(e, acc_value(e, total, SUM))
+
+
+@njit
+def _real_chunk(cv, k, f, lat, img, q, par, coef, out):
+    c = chunk(cv, k)
+    lo, hi = chunk_bounds(cv, f.shape[0], k)
+    for w in range(lo, hi):
+        _real_walker(at(c, w), f[w], lat, img, q, par, coef, out, w)
+
+
+@njit(parallel=True, cache=True)
+def real_kernel(cv, f, lat, img, q, par, coef, out):
+    """``out[w]`` = the real-space Ewald sum (``ewald_real.sum`` words, hartree) of walkers
+    ``f`` (n_w, N, 3) ``ewald_real.frac`` words; ``lat`` (3, 3) the reduced lattice (rows,
+    bohr), ``img`` (n_R, 3) image vectors (bohr), ``q`` (N,) charges, ``par`` the constants
+    of :data:`REAL_PARAMETERS`, ``coef`` the erfcx polynomial, all float64."""
+    for k in prange(n_chunks(cv, f.shape[0])):
+        _real_chunk(cv, k, f, lat, img, q, par, coef, out)
+
+
+# ------------------------------------------------------------ reciprocal space --
+@njit
+def _recip_walker(e, f, gint, q, weight, out, out_s, w):
+    n = f.shape[0]
+    total = acc_zero(e, K_SUM)
+    for g in range(gint.shape[0]):
+        n0, n1, n2 = (const(e, gint[g, 0], K_GINT), const(e, gint[g, 1], K_GINT),
+                      const(e, gint[g, 2], K_GINT))
+        sre = acc_zero(e, K_SRE)
+        sim = acc_zero(e, K_SIM)
+        for j in range(n):
+            ph = acc_add(e, acc_zero(e, K_PHASE), mul(e, n0, load(e, f[j, 0], K_FRAC), K_NF),
+                         K_PHASE)
+            ph = acc_add(e, ph, mul(e, n1, load(e, f[j, 1], K_FRAC), K_NF), K_PHASE)
+            ph = acc_value(e, acc_add(e, ph, mul(e, n2, load(e, f[j, 2], K_FRAC), K_NF),
+                                      K_PHASE), K_PHASE)
+            qj = const(e, q[j], K_Q)
+            sre = acc_add(e, sre, mul(e, qj, cos_turns(e, ph, K_COS), K_QCOS), K_SRE)
+            sim = acc_add(e, sim, mul(e, qj, sin_turns(e, ph, K_SIN), K_QSIN), K_SIM)
+        re = acc_value(e, sre, K_SRE)
+        im = acc_value(e, sim, K_SIM)
+        out_s[w, g, 0] = store(e, re)
+        out_s[w, g, 1] = store(e, im)
+        mag = add(e, mul(e, re, re, K_SQ), mul(e, im, im, K_SQ), K_MAG)
+        total = acc_add(e, total, mul(e, const(e, weight[g], K_WEIGHT), mag, K_WTERM), K_SUM)
+    out[w] = store(e, acc_value(e, total, K_SUM))
+
+
+@njit
+def _recip_chunk(cv, k, f, gint, q, weight, out, out_s):
+    c = chunk(cv, k)
+    lo, hi = chunk_bounds(cv, f.shape[0], k)
+    for w in range(lo, hi):
+        _recip_walker(at(c, w), f[w], gint, q, weight, out, out_s, w)
+
+
+@njit(parallel=True, cache=True)
+def recip_kernel(cv, f, gint, q, weight, out, out_s):
+    """``out[w]`` = the reciprocal-space Ewald sum (``ewald_recip.sum`` words, hartree) and
+    ``out_s[w, g]`` = (Re, Im) S(G) (``sre``/``sim`` words) of walkers ``f`` (n_w, N, 3)
+    ``ewald_recip.frac`` words; ``gint`` (n_G, 3) float64 integer coordinates of the half
+    set, ``q`` (N,) charges, ``weight`` (n_G,) (hartree)."""
+    for k in prange(n_chunks(cv, f.shape[0])):
+        _recip_chunk(cv, k, f, gint, q, weight, out, out_s)

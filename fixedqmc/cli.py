@@ -12,6 +12,7 @@ Subcommands::
     fixedqmc bench lutexp         LUT exponential, float64 / float32 / fixed (elements/s)
     fixedqmc bench helium         HAQMC Table 2 workload: VMC of He_N, pair evaluations/s
     fixedqmc bench h2             VMC of H2 lattices, ours at 3 precisions vs PyQMC (sweeps/s)
+    fixedqmc bench periodic       Ewald energy of the 3D electron gas vs PyQMC's (configs/s)
     fixedqmc tables ...           generate, check and evaluate two-region tables
     fixedqmc lutexp               error report of a lookup-table exponential
 """
@@ -86,9 +87,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from fixedqmc.bench.h2 import DEFAULT_CACHE, LATTICES, MAX_SWEEPS, PRECISIONS, main_h2
 
         return main_h2(_int_list("--lattice", args.lattice) if args.lattice else LATTICES,
-                       args.walkers, tuple(args.precisions or PRECISIONS), args.min_time,
+                       args.walkers or 256, tuple(args.precisions or PRECISIONS), args.min_time,
                        args.sweeps or MAX_SWEEPS, args.scf_cache or DEFAULT_CACHE,
                        not args.no_pyqmc, args.breakdown)
+    if args.what == "periodic":
+        from fixedqmc.bench.periodic import CONFIGS, PRECISIONS, SIZES, main_periodic
+
+        return main_periodic(_int_list("--electrons", args.electrons) if args.electrons
+                             else SIZES, tuple(args.precisions or PRECISIONS),
+                             args.walkers or CONFIGS, args.min_time, not args.no_pyqmc)
     raise FixedQMCError(f"unknown benchmark {args.what!r}")
 
 
@@ -269,7 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=cmd_info)
 
     bench = sub.add_parser("bench", help="run a benchmark and print measured figures and ratios")
-    bench.add_argument("what", choices=["numerics", "tables", "lutexp", "helium", "h2"],
+    bench.add_argument("what", choices=["numerics", "tables", "lutexp", "helium", "h2",
+                                        "periodic"],
                        help="which benchmark")
     bench.add_argument("--n", type=int, default=None,
                        help="elements (default 1e6; 1e7 for tables)")
@@ -277,21 +285,25 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--atoms", type=int, nargs="+", default=None,
                        help="helium: cluster sizes (default 64 ... 4096)")
     bench.add_argument("--min-time", type=float, default=2.0,
-                       help="helium, h2: seconds timed per point (whole iterations or "
+                       help="helium, h2, periodic: seconds timed per point (whole iterations or "
                        "sweeps, >= 1)")
     bench.add_argument("--lattice", default=None,
                        help="h2: H2 molecules per lattice edge, comma-separated (default 2: "
                        "8 H2; 2,4 adds 64 H2)")
-    bench.add_argument("--walkers", type=int, default=256, help="h2: walkers (default 256)")
+    bench.add_argument("--walkers", type=int, default=None,
+                       help="h2: walkers (default 256); periodic: configurations (default 16)")
+    bench.add_argument("--electrons", default=None,
+                       help="periodic: electron counts, comma-separated (default "
+                            "54,128,250,512,1024)")
     bench.add_argument("--sweeps", type=int, default=None,
                        help="h2: at most this many timed sweeps per point (default 20)")
     bench.add_argument("--precisions", nargs="+", default=None, metavar="SPEC",
-                       help="h2: our precision specs, space-separated (default float64 "
+                       help="h2, periodic: our precision specs, space-separated (default float64 "
                        "float32 fixed:40; a kernel whose profiled range does not fit a "
                        "fixed width runs in float64, which is printed)")
     bench.add_argument("--scf-cache", default=None,
                        help="h2: folder of the RHF cache (default ~/.cache/fixedqmc/scf)")
-    bench.add_argument("--no-pyqmc", action="store_true", help="h2: skip the PyQMC peer")
+    bench.add_argument("--no-pyqmc", action="store_true", help="h2, periodic: skip the PyQMC peer")
     bench.add_argument("--breakdown", action="store_true",
                        help="h2: also print where one of our sweeps spends its time")
     bench.set_defaults(func=cmd_bench)

@@ -40,14 +40,14 @@ PyQMC.  Both are printed.
 from __future__ import annotations
 
 import inspect
-import os
-import platform
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from fixedqmc.bench.machine import cpu_info, load_average, parallel_call_latency
 
 LATTICES = (2,)
 WALKERS = 256
@@ -61,79 +61,6 @@ MAX_SWEEPS = 20
 EQUIL_SWEEPS = 5
 DEFAULT_CACHE = Path("~/.cache/fixedqmc/scf")
 SEED = 7
-
-
-# ------------------------------------------------------------------------ machine --
-def cpu_info() -> dict:
-    """CPU model, the widest vector ISA it reports, LLVM's name for it and thread counts."""
-    model, flags = platform.processor() or "unknown", set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name" and model in ("unknown", platform.processor()):
-                    model = value.strip()
-                elif key.strip() == "flags":
-                    flags = set(value.split())
-    except OSError:
-        pass
-    isa = next((name for flag, name in (("avx512f", "AVX-512 (512-bit)"),
-                                        ("avx2", "AVX2 (256-bit)"), ("avx", "AVX (256-bit)"),
-                                        ("sse4_2", "SSE4.2 (128-bit)")) if flag in flags),
-               "unknown" if not flags else "SSE2 or less")
-    if "avx512f" in flags:
-        extra = sorted(f for f in flags if f.startswith("avx512") and f != "avx512f")
-        isa += f" with {', '.join(extra)}" if extra else ""
-    out = {"model": model, "isa": isa, "cores": os.cpu_count()}
-    try:
-        import llvmlite.binding as ll
-        out["llvm_cpu"] = ll.get_host_cpu_name()
-    except Exception:  # pragma: no cover - informative only
-        out["llvm_cpu"] = "unknown"
-    import numba
-    out["numba_threads"] = numba.get_num_threads()
-    try:
-        from pyscf import lib
-        out["pyscf_threads"] = lib.num_threads()
-    except Exception:  # pragma: no cover
-        out["pyscf_threads"] = "?"
-    env = [f"{k}={os.environ[k]}" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                             "MKL_NUM_THREADS") if k in os.environ]
-    out["blas_threads"] = ", ".join(env) if env else f"default (all {os.cpu_count()} cores)"
-    return out
-
-
-_PROBE = None
-
-
-def parallel_call_latency(calls: int = 300) -> float:
-    """Median seconds of one call of a numba ``prange`` over 64 tiny chunks (the chunk count
-    of our kernels): the fixed cost every parallel kernel call pays, which dominates when
-    the kernels' work is small or the cores are shared with other processes."""
-    global _PROBE
-    if _PROBE is None:
-        from numba import njit, prange
-
-        @njit(parallel=True)
-        def probe(out):
-            for k in prange(out.shape[0]):
-                out[k] += 1.0
-        _PROBE = probe
-    out = np.zeros(64)
-    _PROBE(out)
-    times = np.empty(calls)
-    for i in range(calls):
-        t0 = time.perf_counter()
-        _PROBE(out)
-        times[i] = time.perf_counter() - t0
-    return float(np.median(times))
-
-
-def load_average() -> str:
-    try:
-        return "/".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:  # pragma: no cover
-        return "unavailable"
 
 
 # ----------------------------------------------------------------------- molecule --
@@ -235,7 +162,7 @@ def ours_sweep(system, walkers, rng, step: float = STEP):
     accepted = 0
     for i in range(n):
         new = walkers.positions[:, i] + rng.normal(0.0, step, (nw, 3))
-        prop = system.propose(walkers, i, new)
+        prop = system.propose(walkers, i, new, grad=False)  # Metropolis: no gradient
         with np.errstate(over="ignore", invalid="ignore"):
             ok = (prop.outside == 0) & (rng.random(nw) < np.exp(np.minimum(
                 2.0 * prop.log_ratio, 0.0)))
@@ -392,7 +319,7 @@ def breakdown_timers(system):
         return timed
 
     patched = [(K, "orbital_kernel", "kernel: orbitals (distance, exp, contraction, MOs)"),
-               (det, "ratio_kernel", "kernel: determinant ratio + gradient"),
+               (det, "ratio_kernel", "kernel: determinant ratio"),
                (det, "update_kernel", "kernel: Sherman-Morrison update"),
                (det, "contract_kernel", "kernel: determinant contractions (evaluate)"),
                (det, "fresh_inverse", "host: LU inverse (evaluate)"),

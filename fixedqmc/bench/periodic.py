@@ -1,0 +1,174 @@
+"""``fixedqmc bench periodic``: the Ewald energy of the 3D electron gas per configuration, ours
+at several precisions and PyQMC's ``Ewald`` side by side in one run (seed 000's dominant
+periodic kernel).
+
+For each electron count N (3D HEG, simple-cubic cell at ``r_s``, uniform random electrons,
+a neutralising background) the same ``CONFIGS`` configurations are evaluated by
+
+* ours: :class:`~fixedqmc.systems.periodic.evaluator.EwaldEvaluator` (kernels ``ewald_real``
+  and ``ewald_recip``, parallel over configurations, gamma and cut-offs from the
+  work-balancing rule at ``ACCURACY``) at float64, float32 and fixed point (run-time
+  formats sized from the declared ranges);
+* PyQMC 0.8's ``pyqmc.observables.ewald.Ewald`` on the same cell and configurations (its
+  own splitting parameter, 27 lattice images and G vectors of weight > 1e-10), NumPy.
+
+Both give the whole electron-electron energy in the background; PyQMC leaves out the
+constant ``N/2 sum_{n != 0} erfc(alpha |n|) / |n|`` (an electron with its own images), which
+is added back before the two are compared.  Rates are configurations per second (whole
+calls, host work included); ratios are taken within the run, the cost growth with N is a
+least-squares power law over the sizes.
+"""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+from scipy.special import erfc
+
+from fixedqmc.bench.machine import load_average, print_machine
+
+#: Electron counts of the 3D HEG (the cost-growth fit runs over them).
+SIZES = (54, 128, 250, 512, 1024)
+R_S = 2.0
+CONFIGS = 16
+#: Requested accuracy of our Ewald sums (relative to sum q**2 / a).
+ACCURACY = 1e-10
+PRECISIONS = ("float64", "float32", "fixed:40")
+SEED = 5
+
+
+def configurations(cell, n: int, configs: int = CONFIGS, seed: int = SEED) -> np.ndarray:
+    """``configs`` uniform random configurations of ``n`` electrons in ``cell`` (bohr)."""
+    rng = np.random.default_rng(seed)
+    return rng.random((configs, n, 3)) @ cell.lattice
+
+
+def _timed(f, min_time: float) -> tuple[int, float]:
+    """(calls, seconds) of whole calls of ``f`` for at least ``min_time`` (one at least)."""
+    calls, t0 = 0, time.perf_counter()
+    while True:
+        f()
+        calls += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time:
+            return calls, elapsed
+
+
+def pyqmc_available() -> str | None:
+    """None if PyQMC's Ewald imports, else why not."""
+    try:
+        from pyqmc.configurations.coord import PeriodicConfigs  # noqa: F401
+        from pyqmc.observables.ewald import Ewald  # noqa: F401
+    except Exception as exc:  # ImportError, or PyQMC's own dependencies
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def pyqmc_ewald(cell, n: int):
+    """PyQMC's ``Ewald`` for ``n`` electrons in ``cell`` and no ions (one ghost ion of
+    charge 0: PyQMC needs at least one), and the constant it leaves out (hartree)."""
+    from pyqmc.observables.ewald import Ewald
+    lat = np.asarray(cell.lattice, np.float64)
+    host = SimpleNamespace(nelec=np.array([n - n // 2, n // 2]),
+                           atom_coords=lambda: np.zeros((1, 3)),
+                           atom_charges=lambda: np.zeros(1),
+                           lattice_vectors=lambda: lat)
+    ew = Ewald(host)
+    images = np.asarray(ew.lattice_displacements)
+    r = np.linalg.norm(images, axis=1)
+    r = r[r > 0]
+    return ew, n / 2 * 0.5 * float(np.sum(erfc(ew.alpha * r) / r))
+
+
+def run_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
+                 min_time: float = 1.0, pyqmc: bool = True,
+                 log=lambda *a: print(*a, flush=True)) -> pd.DataFrame:
+    """One row per (N, code and precision): configurations/s, seconds per configuration,
+    and the largest |E - E_float64| per configuration (hartree)."""
+    from fixedqmc.systems.periodic import heg_cell
+    from fixedqmc.systems.periodic.evaluator import EwaldEvaluator
+    rows = []
+    why = pyqmc_available() if pyqmc else "skipped (--no-pyqmc)"
+    if why is not None:
+        log(f"PyQMC's Ewald not timed: {why}")
+    for n in sizes:
+        cell = heg_cell(n, R_S, 3)
+        pos = configurations(cell, n, configs)
+        charges = -np.ones(n)
+        ref = None
+        for spec in precisions:
+            ev = EwaldEvaluator(cell, charges, precision=spec, accuracy=ACCURACY)
+            e = ev.energy(pos).total  # compile / warm up
+            calls, sec = _timed(lambda: ev.energy(pos), min_time)
+            ref = e if ref is None else ref
+            p = ev.params
+            rows.append({"N": n, "code": "fixedqmc", "precision": spec,
+                         "configs_per_s": calls * configs / sec,
+                         "s_per_config": sec / (calls * configs),
+                         "max_abs_dE": float(np.abs(e - ref).max()),
+                         "detail": f"gamma {p.gamma:.3g}/bohr, {len(p.images)} images, "
+                                   f"{len(p.gints)} G"})
+            log(f"N = {n:5d} fixedqmc {spec:10s} {rows[-1]['configs_per_s']:.4g} configs/s")
+        if why is None:
+            from pyqmc.configurations.coord import PeriodicConfigs
+            ew, missing = pyqmc_ewald(cell, n)
+            cfg = PeriodicConfigs(pos.copy(), np.asarray(cell.lattice, np.float64))
+            e = ew.energy(cfg)[0] + missing
+            calls, sec = _timed(lambda: ew.energy(cfg), min_time)
+            rows.append({"N": n, "code": "PyQMC", "precision": "float64 (NumPy)",
+                         "configs_per_s": calls * configs / sec,
+                         "s_per_config": sec / (calls * configs),
+                         "max_abs_dE": float(np.abs(e - ref).max()),
+                         "detail": f"alpha {ew.alpha:.3g}/bohr, 27 images, "
+                                   f"{len(ew.gpoints)} G"})
+            log(f"N = {n:5d} PyQMC Ewald          {rows[-1]['configs_per_s']:.4g} configs/s")
+    return pd.DataFrame(rows)
+
+
+def ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """Per N: each of our precisions against our float64 and against PyQMC."""
+    out = []
+    for n, g in df.groupby("N"):
+        rate = dict(zip(g.code + " " + g.precision, g.configs_per_s))
+        f64 = rate.get("fixedqmc float64")
+        peer = next((v for k, v in rate.items() if k.startswith("PyQMC")), None)
+        for k, v in rate.items():
+            if k.startswith("fixedqmc"):
+                out.append({"N": n, "ours": k.split(" ", 1)[1],
+                            "vs_our_float64": v / f64 if f64 else np.nan,
+                            "vs_PyQMC": v / peer if peer else np.nan})
+    return pd.DataFrame(out)
+
+
+def growth(df: pd.DataFrame) -> dict:
+    """Least-squares exponent p of seconds per configuration ~ N**p, per code/precision."""
+    out = {}
+    for (code, spec), g in df.groupby(["code", "precision"]):
+        if len(g) > 1:
+            out[f"{code} {spec}"] = float(np.polyfit(np.log(g.N), np.log(g.s_per_config), 1)[0])
+    return out
+
+
+def main_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
+                  min_time: float = 1.0, pyqmc: bool = True) -> int:
+    print_machine()
+    print(f"3D electron gas, r_s = {R_S} bohr, simple-cubic cell, {configs} random "
+          f"configurations per N; our accuracy {ACCURACY:g} (relative to sum q**2 / a)")
+    df = run_periodic(sizes, precisions, configs, min_time, pyqmc)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        r = ratios(df)
+        print(r.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    for k, p in growth(df).items():
+        print(f"cost per configuration grows as N^{p:.2f} ({k}, N = {min(sizes)}..{max(sizes)})")
+    big = r[r.N == r.N.max()]
+    for _, row in big.iterrows():
+        if row.ours == "float64" and np.isfinite(row.vs_PyQMC):
+            print(f"target: our float64 Ewald >= 10x PyQMC's: {row.vs_PyQMC:.3g}x at N = {row.N}")
+        if row.ours == "float32":
+            print(f"target: float32 >= 1.4x our float64: {row.vs_our_float64:.3g}x at N = {row.N}")
+    print(f"load average at the end: {load_average()}")
+    return 0

@@ -288,7 +288,10 @@ class Molecule:
 
     def profile(self, positions, *, step: int = 0) -> dict:
         """Ranges of every kernel variable in a float64 evaluation of ``positions`` and one
-        single-electron move of each electron (a small displacement, accepted)."""
+        Metropolis sweep of single-electron moves from them (a Gaussian step of 0.3 bohr
+        per component, accepted with ``min(1, |psi'/psi|**2)``, as in a run: a move forced
+        onto a near-node configuration would inflate the inverse Slater matrices far beyond
+        what sampling reaches)."""
         ks = self.ks.profiling()
         self._nuclear_repulsion(ks)
         pos = np.array(positions, np.float64)
@@ -299,7 +302,10 @@ class Molecule:
         for i in range(self.n_particles):
             new = pos[:, i] + rng.normal(0.0, 0.3, (pos.shape[0], 3))
             prop = self._propose(ks, walkers, i, new, step)
-            self._accept(ks, walkers, i, np.ones(pos.shape[0], bool), prop)
+            with np.errstate(over="ignore"):
+                ok = (prop.outside == 0) & (rng.random(pos.shape[0]) < np.exp(
+                    np.minimum(2.0 * prop.log_ratio, 0.0)))
+            self._accept(ks, walkers, i, ok, prop)
         return {k: ks.stats(k) for k in self.kernels}  # encoded inputs included
 
     def formats(self) -> dict:

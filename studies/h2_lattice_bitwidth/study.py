@@ -11,6 +11,8 @@ API (:func:`fixedqmc.sweep.sweep`).
 
     python studies/h2_lattice_bitwidth/study.py              # 64 H2, N_w = 128 .. 2048
     python studies/h2_lattice_bitwidth/study.py --reduced    # 8 H2, N_w = 64, 128 (minutes)
+    python studies/h2_lattice_bitwidth/study.py --walkers 128 --widths 30:40:2 \
+        --kernels all,exp,orbitals,determinant --output results/h2x4_w128   # a 64-H2 slice
 
 Writes ``results/<case>/...`` (sweep folders) and ``results/table1.csv``,
 ``results/per_kernel.csv``, ``results/table1.md``.
@@ -66,16 +68,30 @@ def table1(rows: pd.DataFrame) -> pd.DataFrame:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reduced", action="store_true", help="8 H2 and two walker counts")
+    p.add_argument("--walkers", default=None,
+                   help="walker counts, comma-separated (default 128,256,512,1024,2048; "
+                        "reduced 64,128)")
+    p.add_argument("--widths", default=None, help="word widths lo:hi[:step] (default 30:40; "
+                                                  "reduced 30:40:2)")
+    p.add_argument("--kernels", default=None,
+                   help=f"kernel sets, comma-separated (default {KERNELS}; reduced "
+                        "all,exp,orbitals,determinant)")
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--output", default=str(HERE / "results"))
+    p.add_argument("--output", default=None,
+                   help="results folder (default results/, results/reduced/ with --reduced)")
     args = p.parse_args(argv)
-    out = Path(args.output) / ("reduced" if args.reduced else "")
     if args.reduced:
-        rows = run(2, (64, 128), "30:40:2", "all,exp,orbitals,determinant", 4, 5,
-                   args.workers, out, "paired")
+        lattice, walkers, widths, kernels = 2, "64,128", "30:40:2", "all,exp,orbitals,determinant"
     else:
-        rows = run(4, (128, 256, 512, 1024, 2048), "30:40", KERNELS, 4, 5, args.workers,
-                   out, "paired")
+        lattice, walkers, widths, kernels = 4, "128,256,512,1024,2048", "30:40", KERNELS
+    try:
+        walker_counts = tuple(int(w) for w in (args.walkers or walkers).split(","))
+    except ValueError:
+        p.error(f"--walkers takes comma-separated integers, got {args.walkers!r}")
+    out = Path(args.output) if args.output else HERE / "results" / (
+        "reduced" if args.reduced else "")
+    rows = run(lattice, walker_counts, args.widths or widths, args.kernels or kernels, 4, 5,
+               args.workers, out, "paired")
     out.mkdir(parents=True, exist_ok=True)
     rows.to_csv(out / "per_kernel.csv", index=False)
     t1 = table1(rows)

@@ -87,7 +87,6 @@ def _make_dot(v_in: int, v_prod: int, v_sum: int):
 
 _ratio_dot = _make_dot(ROW, PROD, RATIO)
 _grad_dot = _make_dot(GROW, GPROD, GSUM)
-_u_dot = _make_dot(ROW, PROD, U)
 
 
 @njit
@@ -115,17 +114,48 @@ def ratio_kernel(ct, rows, inv, j, grows, out_ratio, out_grad):
         _ratio_chunk(ct, k, rows, inv, j, grows, out_ratio, out_grad)
 
 
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _u_term(e, acc, x, inv, k, m):
+    """``acc + row[k] B[k, m]`` (``x`` the value of ``row[k]``)."""
+    return acc_add(e, acc, mul(e, x, load(e, inv[k, m], INV), PROD), U)
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _u_store(e, acc, m, j, r, u):
+    """``u[m] = (sum - delta_mj) / ratio`` (``uq``) from the accumulated sum."""
+    s = acc_value(e, acc, U)
+    if m == j:
+        s = sub(e, s, const(e, 1.0, U), U)
+    u[m] = store(e, div(e, s, r, UQ))
+
+
 @njit
 def _update_walker(e, row, inv, j, ratio, u, col):
+    """Sherman-Morrison update of one walker's inverse.  The sums ``u[m]`` run four
+    columns at a time (four independent sums over k, each in k order: the same words as
+    one column at a time, since stochastic rounding draws by element and variable)."""
     n = row.shape[0]
     r = load(e, ratio, RATIO)
     for k in range(n):
         col[k] = inv[k, j]
-    for m in range(n):
-        s = _u_dot(e, row, inv, m)
-        if m == j:
-            s = sub(e, s, const(e, 1.0, U), U)
-        u[m] = store(e, div(e, s, r, UQ))
+    n4 = n - n % 4
+    for m in range(0, n4, 4):
+        a0, a1, a2, a3 = acc_zero(e, U), acc_zero(e, U), acc_zero(e, U), acc_zero(e, U)
+        for k in range(n):
+            x = load(e, row[k], ROW)
+            a0 = _u_term(e, a0, x, inv, k, m)
+            a1 = _u_term(e, a1, x, inv, k, m + 1)
+            a2 = _u_term(e, a2, x, inv, k, m + 2)
+            a3 = _u_term(e, a3, x, inv, k, m + 3)
+        _u_store(e, a0, m, j, r, u)
+        _u_store(e, a1, m + 1, j, r, u)
+        _u_store(e, a2, m + 2, j, r, u)
+        _u_store(e, a3, m + 3, j, r, u)
+    for m in range(n4, n):
+        a0 = acc_zero(e, U)
+        for k in range(n):
+            a0 = _u_term(e, a0, load(e, row[k], ROW), inv, k, m)
+        _u_store(e, a0, m, j, r, u)
     for kk in range(n):
         bj = load(e, col[kk], INV)
         for m in range(n):

@@ -18,7 +18,7 @@ from fixedqmc.numerics.kernel import N_CHUNKS
 from fixedqmc.numerics.kernel_set import KernelSet, step_seed
 from fixedqmc.systems import determinants as D
 
-NW, N, J = 5, 4, 2
+NW, N, J = 5, 6, 2  # N = 6: four columns at a time, then two one by one
 RANGES = {v: (-64.0, 64.0) for v, _ in D.DETERMINANT_VARIABLES}
 
 

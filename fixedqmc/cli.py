@@ -86,16 +86,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "h2":
         from fixedqmc.bench.h2 import DEFAULT_CACHE, LATTICES, MAX_SWEEPS, PRECISIONS, main_h2
 
+        walkers = 256 if args.walkers is None else args.walkers
         return main_h2(_int_list("--lattice", args.lattice) if args.lattice else LATTICES,
-                       args.walkers or 256, tuple(args.precisions or PRECISIONS), args.min_time,
+                       walkers, tuple(args.precisions or PRECISIONS), args.min_time,
                        args.sweeps or MAX_SWEEPS, args.scf_cache or DEFAULT_CACHE,
                        not args.no_pyqmc, args.breakdown)
     if args.what == "periodic":
         from fixedqmc.bench.periodic import CONFIGS, PRECISIONS, SIZES, main_periodic
 
+        configs = CONFIGS if args.walkers is None else args.walkers
         return main_periodic(_int_list("--electrons", args.electrons) if args.electrons
-                             else SIZES, tuple(args.precisions or PRECISIONS),
-                             args.walkers or CONFIGS, args.min_time, not args.no_pyqmc)
+                             else SIZES, tuple(args.precisions or PRECISIONS), configs,
+                             args.min_time, not args.no_pyqmc)
     raise FixedQMCError(f"unknown benchmark {args.what!r}")
 
 

@@ -44,3 +44,13 @@ def test_bench_periodic_without_pyqmc_says_so(capsys):
     out = capsys.readouterr().out
     assert "PyQMC's Ewald not timed: skipped (--no-pyqmc)" in out
     assert "PyQMC float64" not in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--electrons", "0"], "--electrons values must be at least 1"),
+    (["--walkers", "0"], "--walkers must be an integer >= 1"),
+    (["--precisions", "float16"], "unknown precision"),
+])
+def test_bench_periodic_bad_options_are_clear_errors(args, message, capsys):
+    assert main(["bench", "periodic", *args]) != 0
+    assert message in capsys.readouterr().err

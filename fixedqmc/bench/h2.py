@@ -305,6 +305,7 @@ def breakdown_timers(system):
     contractions) and of the host glue (encode, decode, contexts, reports) of ``system``'s
     calls, accumulated in the yielded dict; everything is restored afterwards."""
     from fixedqmc.systems import determinants as det
+    from fixedqmc.systems import slater
     from fixedqmc.systems.molecule import kernels as K
 
     times: dict = {}
@@ -324,7 +325,7 @@ def breakdown_timers(system):
                (det, "contract_kernel", "kernel: determinant contractions (evaluate)"),
                (det, "fresh_inverse", "host: LU inverse (evaluate)"),
                (K, "coulomb_kernel", "kernel: Coulomb (evaluate)"),
-               (K, "kinetic_kernel", "kernel: kinetic (evaluate)")]
+               (slater, "kinetic_kernel", "kernel: kinetic (evaluate)")]
     saved = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in patched]
     ks = system.ks
     glue = {"encode": "glue: encode inputs", "decode": "glue: decode outputs",

@@ -154,6 +154,15 @@ def growth(df: pd.DataFrame) -> dict:
 
 def main_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
                   min_time: float = 1.0, pyqmc: bool = True) -> int:
+    from fixedqmc.input_checks import check_int, check_positive
+    from fixedqmc.numerics.policy import parse_precision
+
+    check_int("--walkers", configs)
+    check_positive("--min-time", min_time)
+    for n in sizes:
+        check_int("--electrons", n)
+    for p in precisions:
+        parse_precision(p)
     print_machine()
     print(f"3D electron gas, r_s = {R_S} bohr, simple-cubic cell, {configs} random "
           f"configurations per N; our accuracy {ACCURACY:g} (relative to sum q**2 / a)")

@@ -30,9 +30,10 @@ whose primitives are all skipped gives zero AOs, decided on the float64 position
 
 ``coulomb``: per walker ``ee = sum_{i<j} 1/r_ij`` and ``en = sum_{i,A} Z_A / r_iA`` with
 ``1/r = rsqrt(r2)`` (hartree); the nuclear repulsion is the same pair sum over nuclei.
-``energy``: the kinetic energy ``-1/2 sum_i lap_i psi / psi`` (an accumulator over
-electrons) from the determinant's and the Jastrow factor's derivatives.  Every kernel is parallel over points or walkers in the fixed chunks of
-:mod:`fixedqmc.numerics.kernel` (results do not depend on the thread count).
+The kinetic ``energy`` kernel is shared with the electron gas
+(:mod:`fixedqmc.systems.slater`).  Every kernel is parallel over points or walkers in the
+fixed chunks of :mod:`fixedqmc.numerics.kernel` (results do not depend on the thread
+count).
 """
 
 from __future__ import annotations
@@ -76,11 +77,6 @@ COULOMB_VARIABLES = (("x", "a coordinate (bohr)"), ("nucleus", "a nuclear coordi
                      ("ee", "electron-electron energy (sum, Ha)"),
                      ("en", "electron-nucleus attraction, positive (sum, Ha)"),
                      ("nn", "nucleus-nucleus energy (sum, Ha)"))
-ENERGY_VARIABLES = (("lap", "lap_i D / D or lap_i J of one electron (1/bohr**2)"),
-                    ("grad", "a component of grad_i D / D or grad_i J (1/bohr)"),
-                    ("gsum", "2 grad D / D + grad J"), ("gprod", "grad J (2 grad D / D + grad J)"),
-                    ("lap_sum", "sum over electrons"), ("half", "-1/2"),
-                    ("kinetic", "kinetic energy (Ha)"))
 
 X, NUC, D, D2, R2 = range(5)
 E_R2, E_NALPHA, E_ARG, E_VALUE = range(4)
@@ -90,7 +86,6 @@ E_R2, E_NALPHA, E_ARG, E_VALUE = range(4)
 M_AO, M_COEFF, M_TERM, M_VALUE = range(4)
 G_DAO, G_COEFF, G_TERM, G_GRAD, G_LAP = range(5)
 (V_X, V_NUC, V_D, V_D2, V_R2, V_INV_R, V_CHARGE, V_QINV, V_EE, V_EN, V_NN) = range(11)
-K_LAP, K_GRAD, K_GSUM, K_GPROD, K_LAP_SUM, K_HALF, K_KINETIC = range(7)
 
 
 # ----------------------------------------------------------------- cartesian factors --
@@ -368,34 +363,3 @@ def nuclear_repulsion_kernel(cv, nuc, charges):
             nn = acc_add(e, nn, mul(e, const(e, charges[a] * charges[b], V_CHARGE), inv,
                                     V_QINV), V_NN)
     return store(e, acc_value(e, nn, V_NN))
-
-
-# ------------------------------------------------------------------------ energy --
-@njit
-def _kinetic_chunk(ck, k, lap, grad, out):
-    c = chunk(ck, k)
-    lo, hi = chunk_bounds(ck, lap.shape[0], k)
-    for w in range(lo, hi):
-        e = at(c, w)
-        acc = acc_zero(e, K_LAP_SUM)
-        for i in range(lap.shape[1]):
-            acc = acc_add(e, acc, load(e, lap[w, i, 0], K_LAP), K_LAP_SUM)
-            acc = acc_add(e, acc, load(e, lap[w, i, 1], K_LAP), K_LAP_SUM)
-            for d in range(3):
-                gd = load(e, grad[w, i, 0, d], K_GRAD)
-                gj = load(e, grad[w, i, 1, d], K_GRAD)
-                s = add(e, add(e, gd, gd, K_GSUM), gj, K_GSUM)
-                acc = acc_add(e, acc, mul(e, gj, s, K_GPROD), K_LAP_SUM)
-        out[w] = store(e, mul(e, const(e, -0.5, K_HALF), acc_value(e, acc, K_LAP_SUM),
-                              K_KINETIC))
-
-
-@njit(parallel=True, cache=True)
-def kinetic_kernel(ck, lap, grad, out):
-    """``out[w] = -1/2 sum_i lap_i psi / psi`` (``energy.kinetic`` words, hartree) with
-    ``lap_i psi / psi = lap_i D / D + lap_i J + grad_i J . (2 grad_i D / D + grad_i J)``
-    for ``psi = exp(J) D``: ``lap`` (n_w, N, 2) the determinant and Jastrow Laplacians
-    (``energy.lap``), ``grad`` (n_w, N, 2, 3) their gradients (``energy.grad``; zeros
-    without a Jastrow factor)."""
-    for k in prange(n_chunks(ck, lap.shape[0])):
-        _kinetic_chunk(ck, k, lap, grad, out)

@@ -20,7 +20,9 @@ and ``jastrow`` when there is one).
 Values pass between kernels as float64 (exact for words of at most 53 bits).
 
 Per-walker state: per spin ``s`` the inverse Slater matrix ``inv{s}`` (words of the
-determinant kernel), and ``ln_det``, ``sign`` of the product of determinants.
+determinant kernel), and ``ln_det``, ``sign`` of the product of determinants: the
+determinant part of the protocol and the kinetic ``energy`` kernel are those of
+:class:`fixedqmc.systems.slater.SlaterJastrow`, shared with the electron gas.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ import numpy as np
 
 from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
-from fixedqmc.qmc.system import Evaluation, Proposal, Units, Walkers
+from fixedqmc.qmc.system import Units
 from fixedqmc.systems import determinants as det
 from fixedqmc.systems.molecule import jastrow as J
 from fixedqmc.systems.molecule import kernels as K
 from fixedqmc.systems.molecule.basis import GaussianBasis, basis_from_mole, evaluate_numpy
+from fixedqmc.systems.slater import ENERGY_VARIABLES, SlaterJastrow
 
 HARTREE_EV = 27.211386245988  # CODATA 2018
 UNITS = Units("hartree", "bohr", {"millihartree": 1e3, "eV": HARTREE_EV,
@@ -52,7 +55,7 @@ def _sym(x):
     return (-x, x)
 
 
-class Molecule:
+class Molecule(SlaterJastrow):
     """A molecule with occupied MOs ``mo_up`` (n_ao, n_up), ``mo_down`` (n_ao, n_down) in
     the AO basis of ``mol`` (a PySCF ``Mole``); implements the system protocol
     (:mod:`fixedqmc.qmc.system`).  ``spread`` (bohr): the Gaussian spread of the starting
@@ -62,7 +65,6 @@ class Molecule:
     of reading them at run time (one compilation for every width; bit-identical)."""
 
     units = UNITS
-    hbar2_2m = 0.5
 
     def __init__(self, mol, mo_up, mo_down, precision="float64", *, ranges=None, seed=0,
                  spread: float = 0.7, jastrow_b: float | None = None,
@@ -115,32 +117,6 @@ class Molecule:
         d[..., 3] = ks.decode("derivatives", "lap", out_d[..., 3])
         return vals, d
 
-    def _slater(self, ks, pos, s: int, derivs: bool, step: int):
-        """Slater matrices M[w, i, k] of spin s and (with derivs) (n_w, n_s, n_s, 4)."""
-        lo, m = self._first(s), self.n[s]
-        nw = pos.shape[0]
-        vals, d = self._orbitals(ks, pos[:, lo:lo + m].reshape(-1, 3), s, derivs, step)
-        return vals.reshape(nw, m, m), None if d is None else d.reshape(nw, m, m, 4)
-
-    def _first(self, s: int) -> int:
-        return 0 if s == 0 else self.n[0]
-
-    def _spins(self):
-        return [s for s in (0, 1) if self.n[s]]
-
-    def _spin_of(self, i: int):
-        return (0, i) if i < self.n[0] else (1, i - self.n[0])
-
-    def _fresh(self, ks, Ms: dict, step: int) -> dict:
-        nw = next(iter(Ms.values())).shape[0] if Ms else 0
-        state = {"ln_det": np.zeros(nw), "sign": np.ones(nw)}
-        for s, M in Ms.items():
-            sign, ln_det, B = det.fresh_inverse(M)
-            state[f"inv{s}"] = ks.encode("determinant", "inv", B, step).copy()
-            state["ln_det"] += ln_det
-            state["sign"] *= sign
-        return state
-
     # -- the protocol -------------------------------------------------------------------
     def initial_positions(self, n_walkers: int, rng: np.random.Generator) -> np.ndarray:
         """Electrons around the nuclei: spin-up electrons fill the atoms in turn (weighted
@@ -156,39 +132,10 @@ class Molecule:
     def wrap(positions: np.ndarray) -> np.ndarray:
         return positions  # open boundaries
 
-    def evaluate(self, walkers: Walkers, *, step: int = 0) -> Evaluation:
-        return self._evaluate(self.ks, walkers, step)
-
-    def _evaluate(self, ks, walkers: Walkers, step: int) -> Evaluation:
-        pos = np.asarray(walkers.positions, np.float64)
-        nw = pos.shape[0]
-        mats = {s: self._slater(ks, pos, s, True, step) for s in self._spins()}
-        state = walkers.state if walkers.state else self._fresh(
-            ks, {s: M for s, (M, _) in mats.items()}, step)
-        n = self.n_particles
-        grad = np.zeros((nw, n, 2, 3))  # determinant, Jastrow
-        lap = np.zeros((nw, n, 2))
-        ct = ks.context("determinant", step)
-        for s, (_, d) in mats.items():
-            lo, m = self._first(s), self.n[s]
-            grows = ks.encode("determinant", "grow", d.transpose(0, 1, 3, 2), step)
-            out = np.zeros((nw, m, 4), ks["determinant"].dtype)
-            det.contract_kernel(ct, grows, state[f"inv{s}"], out)
-            g = ks.decode("determinant", "gsum", out)
-            grad[:, lo:lo + m, 0] = g[..., :3]
-            lap[:, lo:lo + m, 0] = g[..., 3]
-        ks.report("determinant", ct)
-        ln_psi = state["ln_det"].copy()
-        if self.jastrow_b is not None:
-            j, grad[:, :, 1], lap[:, :, 1] = self._jastrow(ks, pos, step)
-            ln_psi += j
-        parts = {"kinetic": self._kinetic(ks, lap, grad, step), **self._coulomb(ks, pos, step)}
-        zero = state["sign"] == 0
-        return Evaluation(np.where(zero, -np.inf, ln_psi), state["sign"].copy(),
-                          grad.sum(axis=2), parts, zero.astype(np.int64), state)
-
     def _jastrow(self, ks, pos, step):
-        """J (n_w,), grad_i J (n_w, N, 3), lap_i J (n_w, N)."""
+        """J (n_w,), grad_i J (n_w, N, 3), lap_i J (n_w, N); None without a Jastrow."""
+        if self.jastrow_b is None:
+            return None
         cj = ks.context("jastrow", step)
         dt = ks["jastrow"].dtype
         nw, n = pos.shape[:2]
@@ -199,15 +146,21 @@ class Molecule:
         return (ks.decode("jastrow", "sum", out_s[:, 0]), ks.decode("jastrow", "grad", out_g),
                 ks.decode("jastrow", "lap", out_l))
 
-    def _kinetic(self, ks, lap, grad, step):
-        ck = ks.context("energy", step)
-        out = np.zeros(lap.shape[0], ks["energy"].dtype)
-        K.kinetic_kernel(ck, ks.encode("energy", "lap", lap, step),
-                         ks.encode("energy", "grad", grad, step), out)
-        ks.report("energy", ck)
-        return ks.decode("energy", "kinetic", out)
+    def _jastrow_move(self, ks, pos, i, new, step):
+        """The change of J when electron ``i`` moves to ``new`` and grad_i J there."""
+        if self.jastrow_b is None:
+            return None
+        cj = ks.context("jastrow", step)
+        out = np.zeros((new.shape[0], 5), ks["jastrow"].dtype)
+        J.jastrow_move_kernel(cj, ks.encode("jastrow", "x", pos, step), i,
+                              ks.encode("jastrow", "x", new, step), self.n[0], 0.25, 0.5,
+                              self.jastrow_b, out)
+        ks.report("jastrow", cj)
+        return (ks.decode("jastrow", "sum", out[:, 1]) - ks.decode("jastrow", "sum", out[:, 0]),
+                ks.decode("jastrow", "grad", out[:, 2:]))
 
-    def _coulomb(self, ks, pos, step):
+    def _potential(self, ks, pos, step):
+        """Coulomb energies by part (hartree)."""
         cv = ks.context("coulomb", step)
         out = np.zeros((pos.shape[0], 2), ks["coulomb"].dtype)
         K.coulomb_kernel(cv, ks.encode("coulomb", "x", pos, step), self.basis.coords,
@@ -217,99 +170,13 @@ class Molecule:
                 "electron_nucleus": -ks.decode("coulomb", "en", out[:, 1]),
                 "nucleus_nucleus": np.full(pos.shape[0], self._nn)}
 
-    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0, grad: bool = True
-                ) -> Proposal:
-        """Move electron ``i`` to ``new`` (n_w, 3): the determinant ratio (and the Jastrow
-        one) and, with ``grad``, grad_i ln|psi| at ``new``; without, the derivative kernels
-        are not run."""
-        return self._propose(self.ks, walkers, i, new, step, grad)
-
-    def _propose(self, ks, walkers, i, new, step, want_grad=True):
-        s, j = self._spin_of(i)
-        new = np.ascontiguousarray(new, np.float64)
-        nw = new.shape[0]
-        vals, d = self._orbitals(ks, new, s, want_grad, step)
-        ct = ks.context("determinant", step)
-        dt = ks["determinant"].dtype
-        rows = ks.encode("determinant", "row", vals, step)
-        out_r = np.zeros(nw, dt)
-        out_g = np.zeros((nw, 3 if want_grad else 0), dt)
-        grows = (d[..., :3].transpose(0, 2, 1) if want_grad
-                 else np.zeros((nw, 0, self.n[s]), np.float64))
-        det.ratio_kernel(ct, rows, walkers.state[f"inv{s}"], j,
-                         ks.encode("determinant", "grow", grows, step), out_r, out_g)
-        ks.report("determinant", ct)
-        ratio = ks.decode("determinant", "ratio", out_r)
-        with np.errstate(divide="ignore"):
-            log_ratio = np.log(np.abs(ratio))
-        zero = ratio == 0
-        grad = (np.where(zero[:, None], 0.0, ks.decode("determinant", "grad", out_g))
-                if want_grad else None)
-        if self.jastrow_b is not None:
-            cj = ks.context("jastrow", step)
-            out = np.zeros((nw, 5), ks["jastrow"].dtype)
-            J.jastrow_move_kernel(cj, ks.encode("jastrow", "x", walkers.positions, step), i,
-                                  ks.encode("jastrow", "x", new, step), self.n[0], 0.25, 0.5,
-                                  self.jastrow_b, out)
-            ks.report("jastrow", cj)
-            log_ratio = log_ratio + ks.decode("jastrow", "sum", out[:, 1]) - ks.decode(
-                "jastrow", "sum", out[:, 0])
-            if want_grad:
-                grad = grad + ks.decode("jastrow", "grad", out[:, 2:])
-        return Proposal(new, log_ratio, np.sign(ratio), grad, zero.astype(np.int64),
-                        (rows, out_r, ratio, step))
-
-    def accept(self, walkers: Walkers, i: int, mask, proposal: Proposal) -> None:
-        self._accept(self.ks, walkers, i, mask, proposal)
-
-    def _accept(self, ks, walkers, i, mask, proposal):
-        s, j = self._spin_of(i)
-        rows, ratio_words, ratio, step = proposal.saved
-        m = np.asarray(mask, bool) & (ratio != 0)
-        walkers.positions[m, i] = proposal.new[m]
-        ct = ks.context("determinant", step)
-        dt = ks["determinant"].dtype
-        det.update_kernel(ct, rows, walkers.state[f"inv{s}"], j, m, ratio_words,
-                          np.zeros((N_CHUNKS, 2, self.n[s]), dt))
-        ks.report("determinant", ct)
-        walkers.state["ln_det"][m] += np.log(np.abs(ratio[m]))
-        walkers.state["sign"][m] *= np.sign(ratio[m])
-
-    def recompute(self, walkers: Walkers, *, step: int = 0) -> dict:
-        """Fresh inverses; returns ``inverse_error``, the largest ``|M M^-1 - I|`` of the
-        incrementally updated inverses."""
-        pos = walkers.positions
-        Ms = {s: self._slater(self.ks, pos, s, False, step)[0] for s in self._spins()}
-        err = max((det.inverse_error(M, self.ks.decode("determinant", "inv",
-                                                       walkers.state[f"inv{s}"]))
-                   for s, M in Ms.items()), default=0.0)
-        walkers.state = self._fresh(self.ks, Ms, step)
-        return {"inverse_error": err}
-
     def profile(self, positions, *, step: int = 0) -> dict:
         """Ranges of every kernel variable in a float64 evaluation of ``positions`` and one
-        Metropolis sweep of single-electron moves from them (a Gaussian step of 0.3 bohr
-        per component, accepted with ``min(1, |psi'/psi|**2)``, as in a run: a move forced
-        onto a near-node configuration would inflate the inverse Slater matrices far beyond
-        what sampling reaches)."""
+        Metropolis sweep of single-electron moves (0.3 bohr steps) from them
+        (:meth:`SlaterJastrow._profile_sweep`)."""
         ks = self.ks.profiling()
         self._nuclear_repulsion(ks)
-        pos = np.array(positions, np.float64)
-        walkers = Walkers(pos.copy(), None)
-        ev = self._evaluate(ks, walkers, step)
-        walkers.state = ev.state
-        rng = np.random.default_rng(step)
-        for i in range(self.n_particles):
-            new = pos[:, i] + rng.normal(0.0, 0.3, (pos.shape[0], 3))
-            prop = self._propose(ks, walkers, i, new, step)
-            with np.errstate(over="ignore"):
-                ok = (prop.outside == 0) & (rng.random(pos.shape[0]) < np.exp(
-                    np.minimum(2.0 * prop.log_ratio, 0.0)))
-            self._accept(ks, walkers, i, ok, prop)
-        return {k: ks.stats(k) for k in self.kernels}  # encoded inputs included
-
-    def formats(self) -> dict:
-        return self.ks.formats()
+        return self._profile_sweep(ks, positions, 0.3, step)
 
 
 # ---------------------------------------------------------------- declared ranges --
@@ -404,7 +271,7 @@ def declared_kernels(b: GaussianBasis, mo: list, n: tuple, jastrow_b: float | No
                  "jastrow": J.JASTROW_VARIABLES,
                  "contraction": K.CONTRACTION_VARIABLES, "orbitals": K.ORBITALS_VARIABLES,
                  "derivatives": K.DERIVATIVES_VARIABLES, "coulomb": K.COULOMB_VARIABLES,
-                 "energy": K.ENERGY_VARIABLES}
+                 "energy": ENERGY_VARIABLES}
     out = {k: _spec(k, variables[k], ranges[k]) for k in ranges}
     out["determinant"] = det.determinant_spec(det_r)
     return out

@@ -34,7 +34,7 @@ def _sym(x):
     return (-x, x)
 
 
-def _pad3(a: np.ndarray) -> np.ndarray:
+def pad3(a: np.ndarray) -> np.ndarray:
     """(..., dim) -> (..., 3), zeros appended (2D cells)."""
     a = np.asarray(a, np.float64)
     if a.shape[-1] == 3:
@@ -48,7 +48,7 @@ def declared_ranges(params: EwaldParameters, charges) -> dict:
     """``{kernel: {variable: (lo, hi)}}``: ranges of every kernel variable (used to size
     width-only fixed formats ``fixed:W``; a range profile may replace them)."""
     cell, q = params.cell, np.asarray(charges, np.float64)
-    lat = _pad3(cell.reduced)
+    lat = pad3(cell.reduced)
     rho = cell.reduced_radius
     img_max = float(np.abs(params.images).max())
     de_max = rho + float(np.linalg.norm(params.images, axis=1).max())
@@ -120,9 +120,9 @@ class EwaldEvaluator:
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
                             runtime=not specialise)
         self.log = self.ks.log
-        self._lat = _pad3(cell.reduced)
-        self._img = _pad3(self.params.images)
-        self._gint = _pad3(self.params.gints.astype(np.float64))
+        self._lat = pad3(cell.reduced)
+        self._img = pad3(self.params.images)
+        self._gint = pad3(self.params.gints.astype(np.float64))
         self._weights = np.ascontiguousarray(self.params.weights, np.float64)
         p = self.params
         self._par = np.array([p.real_cutoff ** 2, p.gamma, F.P, 1.0, F.T_A, F.T_B,
@@ -138,7 +138,7 @@ class EwaldEvaluator:
         f = x @ self._red_inv
         f = f - np.floor(f)
         f[f >= 1.0] = 0.0
-        return _pad3(f)
+        return pad3(f)
 
     def real(self, positions, step: int = 0, ks: KernelSet | None = None) -> np.ndarray:
         """The real-space pair sum (n_w,) (hartree) by the ``ewald_real`` kernel."""

@@ -6,7 +6,12 @@ its one-source kernels at any precision.
   reference Ewald energy, its parts and single-particle moves;
 * :mod:`~fixedqmc.systems.periodic.erfc_form`: the fixed-point form of ``erfc(x)``;
 * :mod:`~fixedqmc.systems.periodic.kernels`, :mod:`~fixedqmc.systems.periodic.evaluator`:
-  the ``ewald_real`` and ``ewald_recip`` kernels and their host driver.
+  the ``ewald_real`` and ``ewald_recip`` kernels and their host driver;
+* :mod:`~fixedqmc.systems.periodic.shells`, :mod:`~fixedqmc.systems.periodic.plane_waves`,
+  :mod:`~fixedqmc.systems.periodic.sampling`, :mod:`~fixedqmc.systems.periodic.hartree_fock`,
+  :mod:`~fixedqmc.systems.periodic.heg`, :mod:`~fixedqmc.systems.periodic.plugin`: the
+  homogeneous electron gas (closed shells, plane-wave orbitals, exact determinant samples,
+  the Hartree-Fock energy of a finite cell, the system and its ``heg`` plug-in).
 
 See ``docs/periodic.md``.
 """
@@ -14,6 +19,10 @@ See ``docs/periodic.md``.
 from fixedqmc.systems.periodic.cell import Cell, heg_cell
 from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, ewald_energy,
                                              ewald_parameters)
+from fixedqmc.systems.periodic.hartree_fock import hartree_fock_energy, madelung
+from fixedqmc.systems.periodic.heg import ElectronGas
+from fixedqmc.systems.periodic.shells import closed_shell_counts, occupied
 
 __all__ = ["Cell", "heg_cell", "EwaldParameters", "EwaldParts", "ewald_energy",
-           "ewald_parameters"]
+           "ewald_parameters", "ElectronGas", "hartree_fock_energy", "madelung",
+           "closed_shell_counts", "occupied"]

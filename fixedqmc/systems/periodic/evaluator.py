@@ -35,10 +35,11 @@ def _sym(x):
 
 
 def pad3(a: np.ndarray) -> np.ndarray:
-    """(..., dim) -> (..., 3), zeros appended (2D cells)."""
+    """(..., dim) -> (..., 3), zeros appended (2D cells); always a new writable C array (a
+    read-only kernel argument would be another compiled type)."""
     a = np.asarray(a, np.float64)
     if a.shape[-1] == 3:
-        return np.ascontiguousarray(a)
+        return np.array(a, order="C")
     out = np.zeros(a.shape[:-1] + (3,))
     out[..., :a.shape[-1]] = a
     return out

@@ -33,22 +33,11 @@ from __future__ import annotations
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
-                                      chunk_bounds, const, less, load, mul, n_chunks, store,
-                                      sub)
-from fixedqmc.numerics.kernel_ops import cos_turns, exp, recip, round_int, rsqrt, sin_turns
+                                      chunk_bounds, const, less, load, mul, n_chunks, store)
+from fixedqmc.numerics.kernel_ops import cos_turns, exp, recip, rsqrt, sin_turns
+from fixedqmc.systems.periodic.pair_geometry import PAIR_VARIABLES, displacement, to_image
 
-REAL_VARIABLES = (
-    ("frac", "a reduced fractional coordinate, [0, 1)"),
-    ("dfrac", "f_i - f_j"),
-    ("nint", "the nearest integer of dfrac"),
-    ("dred", "dfrac - nint, [-1/2, 1/2]"),
-    ("lattice", "a component of a reduced lattice vector (bohr)"),
-    ("dterm", "dred_k lattice[k, c] (bohr)"),
-    ("d", "a displacement component (sum, bohr)"),
-    ("image", "a component of an image vector R (bohr)"),
-    ("de", "d - R, a component (bohr)"),
-    ("de2", "(d - R)**2 (bohr**2)"),
-    ("s", "|d - R|**2 (sum, bohr**2)"),
+REAL_VARIABLES = PAIR_VARIABLES + (
     ("cut2", "real_cutoff**2 (bohr**2)"),
     ("inv_r", "1 / |d - R| (1/bohr)"),
     ("r", "|d - R| (bohr)"),
@@ -107,22 +96,6 @@ assert len(REAL_VARIABLES) == SUM + 1 and len(RECIP_VARIABLES) == K_SUM + 1
 
 # ------------------------------------------------------------------ real space --
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _reduced(e, fi, fj):
-    """f_i - f_j reduced to [-1/2, 1/2] (``dred``)."""
-    df = sub(e, fi, fj, DFRAC)
-    return sub(e, df, round_int(e, df, NINT), DRED)
-
-
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _cartesian(e, r0, r1, r2, lat, c):
-    """Component c of ``sum_k dred_k lattice[k]`` (``d``)."""
-    acc = acc_add(e, acc_zero(e, D), mul(e, r0, const(e, lat[0, c], LAT), DTERM), D)
-    acc = acc_add(e, acc, mul(e, r1, const(e, lat[1, c], LAT), DTERM), D)
-    acc = acc_add(e, acc, mul(e, r2, const(e, lat[2, c], LAT), DTERM), D)
-    return acc_value(e, acc, D)
-
-
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
 def _screened(e, s, par, coef):
     """``erfc(gamma r) / r`` at ``s = r**2`` (``phi``) by the erfc form."""
     inv_r = rsqrt(e, s, INV_R)
@@ -146,20 +119,11 @@ def _real_walker(e, f, lat, img, q, par, coef, out, w):
     for i in range(n):
         fi0, fi1, fi2 = load(e, f[i, 0], FRAC), load(e, f[i, 1], FRAC), load(e, f[i, 2], FRAC)
         for j in range(i + 1, n):
-            r0 = _reduced(e, fi0, load(e, f[j, 0], FRAC))
-            r1 = _reduced(e, fi1, load(e, f[j, 1], FRAC))
-            r2 = _reduced(e, fi2, load(e, f[j, 2], FRAC))
-            d0 = _cartesian(e, r0, r1, r2, lat, 0)
-            d1 = _cartesian(e, r0, r1, r2, lat, 1)
-            d2 = _cartesian(e, r0, r1, r2, lat, 2)
+            d0, d1, d2 = displacement(e, fi0, fi1, fi2, load(e, f[j, 0], FRAC),
+                                      load(e, f[j, 1], FRAC), load(e, f[j, 2], FRAC), lat)
             qq = const(e, q[i] * q[j], QQ)
             for m in range(img.shape[0]):
-                e0 = sub(e, d0, const(e, img[m, 0], IMAGE), DE)
-                e1 = sub(e, d1, const(e, img[m, 1], IMAGE), DE)
-                e2 = sub(e, d2, const(e, img[m, 2], IMAGE), DE)
-                acc = acc_add(e, acc_zero(e, S), mul(e, e0, e0, DE2), S)
-                acc = acc_add(e, acc, mul(e, e1, e1, DE2), S)
-                s = acc_value(e, acc_add(e, acc, mul(e, e2, e2, DE2), S), S)
+                e0, e1, e2, s = to_image(e, d0, d1, d2, img, m)
                 if less(e, s, cut2):
                     total = acc_add(e, total, mul(e, qq, _screened(e, s, par, coef), TERM),
                                     SUM)

@@ -13,27 +13,61 @@ and defaults (lengths in bohr, energies in hartree)::
     polarisation = 0.0      # zeta = (N_up - N_down) / N in [0, 1]
     ewald_accuracy = 1e-8   # relative truncation error of the Ewald sums
 
-Every key is checked, and the closed shells of both spins, before any work; an open shell
-names the key and lists the allowed counts.
+    [jastrow]               # the two-body Jastrow factor u + p of seed 000 (Eq. 8-10)
+    enabled = false         # false: the Slater determinant alone (VMC = Hartree-Fock)
+    cutoff = 0.0            # L_u (bohr); 0 = the largest allowed, half the shortest
+                            # lattice vector
+    C = 3                   # 2 or 3: u is C-1 times continuously differentiable at L_u
+    alpha_parallel = []     # [alpha_0, alpha_2, ..., alpha_N_u] (alpha_1: Kato cusp);
+    alpha_antiparallel = [] # the same length N_u (1 <= N_u <= 12); [] = the cusp term
+    p_coefficients = []     # [a_1, ..., a_N_p]: one per star of reciprocal-lattice vectors
+
+With the defaults the Jastrow factor is the monotone cusp term alone, ``u = alpha_0 (r -
+L_u)**C`` with ``alpha_0`` set by the Kato cusp (``alpha_1 = 0``).  Every key is checked, and the closed shells of both spins, before any work; an
+open shell names the key and lists the allowed counts.
 """
 
 from __future__ import annotations
 
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.input_checks import (check_choice, check_int, check_number, check_positive,
-                                   check_str)
+from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_number,
+                                   check_positive, check_str)
 from fixedqmc.qmc.registry import SystemPlugin
 from fixedqmc.systems.periodic.cell import HEG_SHAPES, heg_cell
 from fixedqmc.systems.periodic.ewald import ACCURACY_RANGE
 from fixedqmc.systems.periodic.heg import UNITS, ElectronGas, spin_counts
+from fixedqmc.systems.periodic.jastrow import (C_VALUES, cusp_only_alpha0, jastrow_parameters,
+                                               kato_gamma)
+from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 from fixedqmc.systems.periodic.shells import allowed_text, closed_shell_counts
 
 SECTIONS = {"system": {"electrons": 14, "r_s": 2.0, "dim": 3, "shape": "",
-                       "polarisation": 0.0, "ewald_accuracy": 1e-8}}
+                       "polarisation": 0.0, "ewald_accuracy": 1e-8},
+            "jastrow": {"enabled": False, "cutoff": 0.0, "C": 3, "alpha_parallel": [],
+                        "alpha_antiparallel": [], "p_coefficients": []}}
 
 
 def _cell(s: dict):
     return heg_cell(s["electrons"], s["r_s"], s["dim"], s["shape"] or None)
+
+
+def _jastrow_parameters(config: dict, cell, n_up: int):
+    """The checked Jastrow parameters of an input (their checks name the keys)."""
+    j = config["jastrow"]
+    check_number("jastrow.cutoff", j["cutoff"], 0.0)
+    cutoff = float(j["cutoff"]) or cell.inscribed_radius
+    alphas = {}
+    for key, parallel in (("alpha_parallel", True), ("alpha_antiparallel", False)):
+        v = j[key]
+        if isinstance(v, list) and not v:  # the monotone cusp term alone
+            if isinstance(j["C"], bool) or j["C"] not in C_VALUES:
+                v = [0.0]  # jastrow_parameters names the bad C
+            else:
+                v = [cusp_only_alpha0(cutoff, j["C"], kato_gamma(cell.dim, parallel))]
+        alphas[key] = v
+    return jastrow_parameters(cell, config["system"]["electrons"], n_up,
+                              cutoff=float(j["cutoff"]) or None, c=j["C"],
+                              p_coefficients=j["p_coefficients"], **alphas)
 
 
 def check(config: dict) -> None:
@@ -67,19 +101,25 @@ def check(config: dict) -> None:
                 f"{name} = {n}, not a closed shell of the {cell.dim}D "
                 f"{s['shape'] or HEG_SHAPES[cell.dim][0]} cell; allowed electrons per spin: "
                 f"{allowed_text(counts, n)}{more}")
+    check_bool("jastrow.enabled", config["jastrow"]["enabled"])
+    if config["jastrow"]["enabled"]:
+        _jastrow_parameters(config, cell, n_up)
 
 
 def build(config: dict, *, precision, ranges=None, seed: int = 0, specialise: bool = False
           ) -> ElectronGas:
     s = config["system"]
     n_up, n_down = spin_counts(s["electrons"], s["polarisation"])
-    return ElectronGas(_cell(s), n_up, n_down, precision,
-                       ewald_accuracy=float(s["ewald_accuracy"]), ranges=ranges, seed=seed,
-                       specialise=specialise)
+    cell = _cell(s)
+    jastrow = (JastrowEvaluator(_jastrow_parameters(config, cell, n_up))
+               if config["jastrow"]["enabled"] else None)
+    return ElectronGas(cell, n_up, n_down, precision,
+                       ewald_accuracy=float(s["ewald_accuracy"]), jastrow=jastrow,
+                       ranges=ranges, seed=seed, specialise=specialise)
 
 
 PLUGIN = SystemPlugin("heg", SECTIONS, build, UNITS, check,
                       "homogeneous electron gas (3D or 2D), plane-wave Slater determinants, "
-                      "Ewald interactions (seed 000)",
+                      "optional Jastrow u + p, Ewald interactions (seed 000)",
                       method_defaults={"step_size": 2.0, "move": "single",
                                        "taus": [0.02, 0.01], "recompute_every": 1})

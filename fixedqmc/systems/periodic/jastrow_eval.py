@@ -1,0 +1,232 @@
+"""The two-body Jastrow factor through the one-source kernels, at any precision per kernel.
+
+:class:`JastrowEvaluator` declares the kernels ``jastrow_u`` and ``jastrow_p`` of
+:mod:`fixedqmc.systems.periodic.jastrow_kernels` (every variable with a range derived from
+the parameters), resolves a precision spec over them (``jastrow_u=fixed:32,jastrow_p=float32``,
+...) with a :class:`~fixedqmc.numerics.kernel_set.KernelSet`, encodes the walkers' reduced
+fractional coordinates, runs the kernels and decodes J, grad_i J and lap_i J
+(:class:`~fixedqmc.systems.periodic.jastrow.JastrowValues`) or the change of J for a
+single-electron move.  Lengths in bohr, J dimensionless.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import lsq_linear
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.input_checks import check_int
+from fixedqmc.numerics.kernel import KernelSpec, Variable
+from fixedqmc.numerics.kernel_set import KernelSet
+from fixedqmc.systems.periodic import jastrow_kernels as K
+from fixedqmc.systems.periodic.evaluator import pad3
+from fixedqmc.systems.periodic.jastrow import JastrowParameters, JastrowValues, _positions
+
+#: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
+R_MIN = 1e-3
+KERNELS = ("jastrow_u", "jastrow_p")
+#: Headroom on declared bounds of values formed from rounded operands.
+MARGIN = 1.01
+
+
+def _sym(x):
+    x = float(abs(x))
+    return (-x, x)
+
+
+def candidate_images(params: JastrowParameters) -> np.ndarray:
+    """The lattice vectors R (n_R, dim) (bohr) for which some displacement reduced in the
+    reduced basis, ``d0 = t A'`` with ``t`` in [-1/2, 1/2]**dim, has ``|d0 - R| < L_u``: their
+    distance from that parallelepiped (a bounded least-squares problem) is below L_u.  Any
+    other image is farther than L_u from every reduced displacement."""
+    cell, big_l = params.cell, params.cutoff
+    red = cell.reduced
+    pts = cell.lattice_points(cell.reduced_radius + big_l)
+    keep = []
+    for k, r in enumerate(pts):
+        if not r.any():
+            keep.append(k)
+            continue
+        sol = lsq_linear(red.T, r, bounds=(-0.5, 0.5), method="bvls")
+        if float(np.linalg.norm(red.T @ sol.x - r)) < big_l * (1 + 1e-6):
+            keep.append(k)
+    return pts[keep]
+
+
+def u_coefficients(params: JastrowParameters) -> np.ndarray:
+    """(2, 3, N_u + 1): per spin pair the coefficients of ``Q(x) = sum_l beta_l x**l``,
+    ``beta_l = alpha_l L_u**(l+C)``, of Q' and of Q'' in powers of ``x = r / L_u``."""
+    n = params.n_u + 1
+    l = np.arange(n)
+    beta = params.alpha * params.cutoff ** (l + params.c)
+    out = np.zeros((2, 3, n))
+    out[:, 0] = beta
+    out[:, 1, :n - 1] = (l * beta)[:, 1:]
+    out[:, 2, :n - 2] = (l * (l - 1) * beta)[:, 2:]
+    return out
+
+
+def p_coefficients(params: JastrowParameters) -> tuple[np.ndarray, np.ndarray]:
+    """``(gint (n_G, 3) int64, pcoef (n_G, 5))``: the half set's integer coordinates in the
+    reduced reciprocal basis (``G . a'_k = 2 pi n_k``) and ``a_G, -a_G G (3), -a_G |G|**2``."""
+    cell, g = params.cell, params.gvectors
+    gint = np.rint(g @ cell.reduced.T / (2 * math.pi)).astype(np.int64)
+    assert np.allclose(gint @ (2 * math.pi * np.linalg.inv(cell.reduced).T), g, atol=1e-9)
+    a = params.a_of_g
+    pcoef = np.zeros((g.shape[0], 5))
+    pcoef[:, 0] = a
+    pcoef[:, 1:1 + cell.dim] = -a[:, None] * g
+    pcoef[:, 4] = -a * np.einsum("gc,gc->g", g, g)
+    return np.ascontiguousarray(pad3(gint).astype(np.int64)), pcoef
+
+
+def declared_ranges(params: JastrowParameters, images: np.ndarray) -> dict:
+    """``{kernel: {variable: (lo, hi)}}``: ranges of every kernel variable (used to size
+    width-only fixed formats ``fixed:W``; a range profile may replace them)."""
+    cell, n, dim, c, big_l = params.cell, params.n_electrons, params.cell.dim, params.c, \
+        params.cutoff
+    lat = pad3(cell.reduced)
+    rho = cell.reduced_radius
+    img_max = float(np.abs(images).max())
+    de_max = rho + float(np.linalg.norm(images, axis=1).max())
+    cf = np.abs(u_coefficients(params))
+    b0, b1, b2 = (float(cf[:, k].sum(axis=1).max()) for k in range(3))
+    dux = c * b0 + b1
+    d2ux = c * (c - 1) * b0 + 2 * c * b1 + b2
+    du, d2u = dux / big_l, d2ux / big_l ** 2
+    dur = du / R_MIN
+    lterm = d2u + (dim - 1) * dur
+    u = {
+        "frac": (0, 1), "dfrac": (-1, 1), "nint": (-1, 1), "dred": (-0.5, 0.5),
+        "lattice": _sym(np.abs(lat).max()), "dterm": _sym(0.5 * np.abs(lat).max()),
+        "d": _sym(rho), "image": _sym(max(img_max, 1e-3)), "de": _sym(de_max),
+        "de2": (0, de_max ** 2), "s": (0, 3 * de_max ** 2), "cut2": (0, big_l ** 2),
+        "inv_r": (0, 1 / R_MIN), "r": (0, MARGIN * big_l), "inv_l": (0, 1 / big_l),
+        "x": (0, 1), "one": (0, 1), "y": (-1, 0), "yp": (-1, 1),
+        "coef": _sym(cf[:, 0].max()), "qx": _sym(b0), "q": _sym(b0),
+        "dcoef": _sym(cf[:, 1].max()), "dqx": _sym(b1), "dq": _sym(b1),
+        "d2coef": _sym(cf[:, 2].max()), "d2qx": _sym(b2), "d2q": _sym(b2),
+        "yq": _sym(max(b0, b1, b2)), "int": (0, 2 * c), "kyq": _sym(2 * c * max(b0, b1)),
+        "dux": _sym(MARGIN * dux), "d2ux": _sym(MARGIN * d2ux), "u": _sym(b0),
+        "du": _sym(MARGIN * du), "inv_l2": (0, 1 / big_l ** 2), "d2u": _sym(MARGIN * d2u),
+        "dur": _sym(MARGIN * dur), "g": _sym(MARGIN ** 2 * du),
+        "grad": _sym(MARGIN ** 2 * (n - 1) * du), "dim1": (0, dim - 1),
+        "ddur": _sym(MARGIN * (dim - 1) * dur), "lterm": _sym(MARGIN * lterm),
+        "lap": _sym(MARGIN * (n - 1) * lterm), "sum": _sym(n * (n - 1) / 2 * b0)}
+    a = np.abs(params.a_of_g)
+    g2 = np.einsum("gc,gc->g", params.gvectors, params.gvectors)
+    amax = float(a.max()) if a.size else 1.0
+    agmax = float((a * np.sqrt(g2)).max()) if a.size else 1.0
+    ag2max = float((a * g2).max()) if a.size else 1.0
+    p = {
+        "frac": (0, 1), "dfrac": (-1, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1),
+        "pw": (-1, 1), "zz": (-1, 1), "ag": _sym(amax), "agc": _sym(agmax),
+        "ag2": _sym(ag2max), "pterm": _sym(MARGIN * amax), "gterm": _sym(MARGIN * agmax),
+        "lterm": _sym(MARGIN * ag2max),
+        "sum": _sym(MARGIN * n * (n - 1) / 2 * max(float(a.sum()), amax)),
+        "grad": _sym(MARGIN * (n - 1) * max(float((a * np.sqrt(g2)).sum()), agmax)),
+        "lap": _sym(MARGIN * (n - 1) * max(float((a * g2).sum()), ag2max))}
+    return {"jastrow_u": u, "jastrow_p": p}
+
+
+def declared_kernels(params: JastrowParameters, images: np.ndarray) -> dict:
+    """``{name: KernelSpec}`` of the two Jastrow kernels with their declared ranges."""
+    ranges = declared_ranges(params, images)
+    variables = {"jastrow_u": K.U_VARIABLES, "jastrow_p": K.P_VARIABLES}
+    return {k: KernelSpec(k, tuple(Variable(v, *ranges[k][v], doc) for v, doc in variables[k]))
+            for k in KERNELS}
+
+
+class JastrowEvaluator:
+    """J = sum_{i<j} [u + p] of walkers in ``params.cell`` through the kernels.
+
+    ``precision``: a spec over the kernels ``jastrow_u``, ``jastrow_p``; ``ranges``,
+    ``seed``, ``specialise`` as for other systems' kernel sets (``specialise``: fixed formats
+    compiled in instead of read at run time; bit-identical)."""
+
+    def __init__(self, params: JastrowParameters, precision="float64", *, ranges=None,
+                 seed: int = 0, specialise: bool = False):
+        self.params = params
+        cell = params.cell
+        self.images = candidate_images(params)
+        self.kernels = declared_kernels(params, self.images)
+        self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
+                            runtime=not specialise)
+        self.log = self.ks.log
+        self._lat = pad3(cell.reduced)
+        self._img = pad3(self.images)
+        self._ucoef = np.ascontiguousarray(u_coefficients(params))
+        c, big_l = params.c, params.cutoff
+        self._upar = np.array([big_l ** 2, 1 / big_l, 1 / big_l ** 2, c, c * (c - 1), 2 * c,
+                               cell.dim - 1, 1.0])
+        self._gint, self._pcoef = p_coefficients(params)
+        self._nmax = int(np.abs(self._gint).max()) if self._gint.size else 0
+        self._red_inv = np.linalg.inv(cell.reduced)
+
+    def fractional(self, x) -> np.ndarray:
+        """Reduced fractional coordinates in [0, 1) of positions (..., dim), padded to 3."""
+        f = np.asarray(x, np.float64) @ self._red_inv
+        f = f - np.floor(f)
+        f[f >= 1.0] = 0.0
+        return pad3(f)
+
+    def _run(self, name, f, fnew, imove, step, ks):
+        ks = self.ks if ks is None else ks
+        nw, n = f.shape[0], f.shape[1]
+        dt = ks[name].dtype
+        out_sum = np.zeros((nw, 2), dt)
+        out_grad = np.zeros((nw, n if imove < 0 else 1, 3), dt)
+        out_lap = np.zeros((nw, n if imove < 0 else 1), dt)
+        cv = ks.context(name, step)
+        fw = ks.encode(name, "frac", f, step)
+        fn = ks.encode(name, "frac", fnew, step)
+        if name == "jastrow_u":
+            K.u_kernel(cv, fw, fn, np.int64(imove), self._lat, self._img, self._ucoef,
+                       self._upar, np.int64(self.params.c), np.int64(self.params.n_up),
+                       out_sum, out_grad, out_lap)
+        else:
+            K.p_kernel(cv, fw, fn, np.int64(imove), self._gint, self._pcoef,
+                       np.int64(self._nmax), self.params.cell.dim == 3, out_sum, out_grad,
+                       out_lap)
+        ks.report(name, cv)
+        dim = self.params.cell.dim
+        return (ks.decode(name, "sum", out_sum), ks.decode(name, "grad", out_grad)[..., :dim],
+                ks.decode(name, "lap", out_lap))
+
+    def evaluate(self, positions, step: int = 0, ks: KernelSet | None = None) -> JastrowValues:
+        """J, grad_i J, lap_i J and their u and p parts of walkers ``positions``
+        (n_w, N, dim) (bohr)."""
+        x, _ = _positions(self.params, positions)
+        f = self.fractional(x)
+        fnew = np.zeros((f.shape[0], 3))
+        us, ug, ul = self._run("jastrow_u", f, fnew, -1, step, ks)
+        ps, pg, pl = self._run("jastrow_p", f, fnew, -1, step, ks)
+        return JastrowValues(us[:, 0], ug, ul, ps[:, 0], pg, pl)
+
+    def move(self, positions, i: int, new, step: int = 0, ks: KernelSet | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """Electron i of each walker moved to ``new`` (n_w, dim): ``(J(new) - J(old) (n_w,),
+        grad_i J at new (n_w, dim))`` in O(N n_G) work per walker."""
+        x, _ = _positions(self.params, positions)
+        check_int("electron index i", i, 0)
+        if i >= self.params.n_electrons:
+            raise FixedQMCError(f"electron index i = {i} must be below N = "
+                                f"{self.params.n_electrons}")
+        new = np.asarray(new, np.float64)
+        if new.shape != (x.shape[0], self.params.cell.dim) or not np.all(np.isfinite(new)):
+            raise FixedQMCError(f"new positions must be finite, of shape ({x.shape[0]}, "
+                                f"{self.params.cell.dim}), got shape {new.shape}")
+        f = self.fractional(x)
+        fnew = np.ascontiguousarray(self.fractional(new))
+        delta = np.zeros(x.shape[0])
+        grad = np.zeros((x.shape[0], self.params.cell.dim))
+        for name in KERNELS:
+            s, g, _ = self._run(name, f, fnew, i, step, ks)
+            delta += s[:, 1] - s[:, 0]
+            grad += g[:, 0]
+        return delta, grad
+
+    def formats(self) -> dict:
+        return self.ks.formats()

@@ -14,7 +14,10 @@ The answer per kernel set: **the narrowest width W such that, at W and at every 
 width of the sweep, |difference| + 2 sigma <= tolerance**, judged by the paired estimate
 in ``paired`` mode, by the full estimate in ``full`` mode, and in ``both`` mode by both
 (the narrowest width that passes both rules; each rule's own answer is reported too).
-None if no width qualifies.  A kernel set whose paired difference is exactly zero at every
+None if no width qualifies.  A width too narrow for the integer bits of some profiled range
+(e.g. the inverse Slater matrices of a walker near a node) is a point that does not fit:
+``fits`` is False, its estimates are NaN and ``note`` names the variable; it fails the
+rule, like an energy outside the tolerance.  A kernel set whose paired difference is exactly zero at every
 width acts only through sampling (helium's wave-function kernel): the paired estimate
 cannot see it, so no paired answer is reported for it (``note`` says so; use ``full``).
 The tolerance, table and figure are in the system's energy unit, or in ``units`` (any unit
@@ -121,10 +124,19 @@ def run_point(config: dict, point: Point, reference, mode: str, threads: int | N
     from fixedqmc.sweep.estimates import full_estimate, paired_estimate, trial_system
     if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    from fixedqmc.errors import FormatError
+
     t0 = time.perf_counter()
-    system = trial_system(config, point.precision, reference.profile)
     row = {"kernels": point.kernels, "width": point.width,
            "precision": point.precision if point.width is not None else "float32"}
+    try:
+        system = trial_system(config, point.precision, reference.profile)
+    except FormatError as exc:  # a profiled range needs more integer bits than W has
+        row.update({c: math.nan for cols in ESTIMATE_COLUMNS.values() for c in cols})
+        row.update({"fits": False, "note": str(exc), "formats": "{}", "overflow_events": 0,
+                    "overflow_vars": "{}", "wall_time_s": time.perf_counter() - t0})
+        return row
+    row["fits"] = True
     if mode in ("paired", "both"):
         row.update(paired_estimate(system, reference))
     if mode in ("full", "both"):
@@ -196,7 +208,7 @@ ESTIMATE_COLUMNS = {"paired": ("paired_diff", "paired_error"),
 def paired_blind(rows: pd.DataFrame) -> bool:
     """True when the paired difference and its error are exactly zero at every fixed
     width: the kernel set acts only through sampling."""
-    fixed = rows.dropna(subset=["width"])
+    fixed = rows.dropna(subset=["width", "paired_diff"])  # widths that fit
     return bool(len(fixed)) and bool((fixed.paired_diff == 0).all()
                                      and (fixed.paired_error == 0).all())
 

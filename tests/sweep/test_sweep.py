@@ -149,3 +149,15 @@ def test_both_mode_needs_both_rules_and_blind_kernels_get_no_paired_answer():
     assert narrowest_width(blind, 0.01, "paired") is None
     assert narrowest_width(blind, 0.01, "both") is None
     assert narrowest_width(blind, 0.01, "full") == 32
+
+
+def test_a_width_too_narrow_for_a_profiled_range_is_a_failing_point_not_a_crash(tmp_path):
+    """Helium's potential sums reach hundreds of K: 6-bit words cannot hold their integer
+    part, so that point does not fit; the sweep goes on and the answer skips it."""
+    res = run_small(tmp_path, "narrow", widths="6,36,56", kernels="potential",
+                    tolerance=1.0)
+    t = res.table.set_index("width")
+    assert not t.loc[6, "fits"] and "integer" in t.loc[6, "note"]
+    assert np.isnan(t.loc[6, "paired_diff"]) and np.isnan(t.loc[6, "paired_error"])
+    assert t.loc[36, "fits"] and t.loc[56, "fits"]
+    assert res.answer.set_index("kernels").loc["potential", "narrowest_width"] == 36

@@ -11,7 +11,12 @@ its one-source kernels at any precision.
   :mod:`~fixedqmc.systems.periodic.sampling`, :mod:`~fixedqmc.systems.periodic.hartree_fock`,
   :mod:`~fixedqmc.systems.periodic.heg`, :mod:`~fixedqmc.systems.periodic.plugin`: the
   homogeneous electron gas (closed shells, plane-wave orbitals, exact determinant samples,
-  the Hartree-Fock energy of a finite cell, the system and its ``heg`` plug-in).
+  the Hartree-Fock energy of a finite cell, the system and its ``heg`` plug-in);
+* :mod:`~fixedqmc.systems.periodic.jastrow`, :mod:`~fixedqmc.systems.periodic.jastrow_kernels`,
+  :mod:`~fixedqmc.systems.periodic.jastrow_eval`: the two-body Jastrow factor u + p
+  (Eq. 8-10), its float64 reference and its kernels at any precision;
+* :mod:`~fixedqmc.systems.periodic.pair_geometry`: minimum-image pair geometry shared by
+  the pair kernels.
 
 See ``docs/periodic.md``.
 """
@@ -21,8 +26,11 @@ from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, ewald_
                                              ewald_parameters)
 from fixedqmc.systems.periodic.hartree_fock import hartree_fock_energy, madelung
 from fixedqmc.systems.periodic.heg import ElectronGas
+from fixedqmc.systems.periodic.jastrow import JastrowParameters, jastrow_parameters
+from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 from fixedqmc.systems.periodic.shells import closed_shell_counts, occupied
 
 __all__ = ["Cell", "heg_cell", "EwaldParameters", "EwaldParts", "ewald_energy",
            "ewald_parameters", "ElectronGas", "hartree_fock_energy", "madelung",
-           "closed_shell_counts", "occupied"]
+           "closed_shell_counts", "occupied", "JastrowParameters", "jastrow_parameters",
+           "JastrowEvaluator"]

@@ -1,7 +1,7 @@
 """``fixedqmc bench periodic`` on a tiny case: 8 and 16 electrons, 2 configurations.
 
-The printed rows, ratios and growth lines are checked, and that our Ewald energies agree
-with PyQMC's on the same configurations; never a timing.
+The printed rows, ratios and growth lines are checked, that our Ewald energies agree with
+PyQMC's on the same configurations and that the Jastrow rows are there; never a timing.
 """
 
 import numpy as np
@@ -32,9 +32,13 @@ def test_bench_periodic_tiny_case_prints_rows_ratios_and_growth(capsys):
 def test_ours_and_pyqmc_agree_on_the_same_configurations():
     df = bench.run_periodic(sizes=(8,), precisions=("float64", "fixed:40"), configs=3,
                             min_time=0.0, log=lambda *a: None)
-    dE = dict(zip(df.code + " " + df.precision, df.max_abs_dE))
+    ewald = df[df.part == "ewald"]
+    dE = dict(zip(ewald.code + " " + ewald.precision, ewald.max_abs_dE))
     assert dE["PyQMC float64 (NumPy)"] < 1e-5  # PyQMC's own truncation, ~1e-7 Ha
     assert 0 < dE["fixedqmc fixed:40"] < 1e-4
+    jastrow = df[df.part == "jastrow"].set_index("precision")
+    assert set(jastrow.index) == {"float64", "fixed:40"}
+    assert 0 < jastrow.loc["fixed:40", "max_abs_dE"] < 1e-4  # J and its Laplacians
     assert np.all(df.configs_per_s > 0)
 
 

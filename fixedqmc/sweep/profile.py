@@ -26,6 +26,7 @@ from fixedqmc.numerics.policy import format_for_range, int_bits_for
 
 DEFAULT_MARGIN_BITS = 1
 #: table-lookup variables in [0, 1) by construction (t, u; g_t, l_u, ...): never widened
+#: (only when their profiled range lies in [0, 1]: other kernels have signed ``u``s)
 UNIT_INTERVAL = ("t", "u")
 _ONE_BELOW = float(np.nextafter(1.0, 0.0))
 
@@ -54,7 +55,9 @@ class RangeProfile:
         f = 2.0 ** margin_bits
 
         def widen(v, lo, hi):
-            if v.split("_")[-1] in UNIT_INTERVAL:  # positions in [0, 1) by construction
+            # positions in a table's bin or region, [0, 1) by construction; a variable of
+            # the same name with values outside [0, 1] is something else (a signed u)
+            if v.split("_")[-1] in UNIT_INTERVAL and 0.0 <= lo and hi <= 1.0:
                 return 0.0, _ONE_BELOW
             return (lo * f if lo < 0 else lo), (hi * f if hi > 0 else hi)
         return {k: {v: widen(v, lo, hi) for v, (lo, hi, _, _) in vs.items()}

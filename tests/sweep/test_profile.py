@@ -47,3 +47,15 @@ def test_helium_table_positions_cover_the_tables_region_starts():
         lo, hi, mx, mn = stats[kernel][prefix + "s"]
         assert lo <= t.s_min and mn <= t.s_min and hi >= t.sigma and mx >= t.sigma, (kernel, table)
         assert hi >= stats["distance"]["s"][1] or hi >= t.s_max  # distances (clamped) too
+
+
+def test_only_table_positions_named_u_or_t_are_pinned_to_the_unit_interval():
+    """A lookup's ``u`` in [0, 1) gets exactly [0, 1); a signed ``u`` of another kernel (the
+    erfc form's Chebyshev variable, a Sherman-Morrison sum) is widened like any variable."""
+    prof = RangeProfile({"table": {"u": (0.0, 0.99, 0.99, 1e-3)},
+                         "ewald_real": {"u": (-0.61, 0.95, 0.95, 1e-4)},
+                         "determinant": {"u": (-3.0, 40.0, 40.0, 1e-6)}})
+    r = prof.ranges(margin_bits=1)
+    assert r["table"]["u"] == (0.0, float(np.nextafter(1.0, 0.0)))
+    assert r["ewald_real"]["u"] == (-1.22, 1.9)
+    assert r["determinant"]["u"] == (-6.0, 80.0)

@@ -170,3 +170,38 @@ def turn_of(x: Fraction) -> int:
 def radians_turn(x: Fraction, inv_2pi: int) -> int:
     """floor(x I 2**64) mod 2**64 with I = inv_2pi 2**-66 (the radian forms' turn)."""
     return floor(x * Fraction(inv_2pi, 1 << 66) * (1 << 64)) & MASK64
+
+
+class KernelOracle:
+    """One compiled kernel's fixed-point arithmetic on Fractions at its resolved formats
+    (``kp`` a fixed :class:`~fixedqmc.numerics.kernel.KernelPrecision`): every value is
+    rounded once into its variable with that variable's rounding (stochastic bits from
+    (seed, element ``p``, variable id)) and overflow mode; overflow events are counted by
+    ``kernel.variable`` as the kernels count them.  Set ``p`` to the element index."""
+
+    def __init__(self, kp, seed):
+        self.name = kp.spec.name
+        self.vid = {v: i for i, v in enumerate(kp.spec.names)}
+        self.mode = {v: (kp.format_of(v), kp.roundings[i], kp.overflows[i])
+                     for v, i in self.vid.items()}
+        self.seed, self.p, self.events = seed, 0, {}
+
+    def _bits(self, v):
+        stochastic = self.mode[v][1] == "stochastic"
+        return random_bits(self.seed, self.p, self.vid[v]) if stochastic else 0
+
+    def _count(self, v, over):
+        if over:
+            key = f"{self.name}.{v}"
+            self.events[key] = self.events.get(key, 0) + 1
+
+    def r(self, x, v):
+        """x rounded once into v (a const, a convert, an operation's result)."""
+        fmt, rnd, ovf = self.mode[v]
+        raw, over = quantize(Fraction(x), fmt, rnd, ovf, self._bits(v))
+        self._count(v, over)
+        return value(raw, fmt)
+
+    def acc(self, terms, v):
+        """An accumulator: each term rounded into v, added exactly, overflow-handled once."""
+        return self.r(sum((self.r(t, v) for t in terms), Fraction(0)), v)

@@ -9,7 +9,12 @@ from nbclient import NotebookClient
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
-@pytest.mark.parametrize("name", ["helium_bitwidth", "h2_lattice_bitwidth"])
+#: notebook -> what its outputs must show besides the sweep table
+NOTEBOOK_CHECKS = {"helium_bitwidth": (), "h2_lattice_bitwidth": (),
+                   "heg_precision": ("ewald_recip", "speed vs float64")}
+
+
+@pytest.mark.parametrize("name", list(NOTEBOOK_CHECKS))
 def test_notebook_runs(tmp_path, name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(nb, timeout=900, kernel_name="python3",
@@ -18,3 +23,5 @@ def test_notebook_runs(tmp_path, name):
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "narrowest_width" in text and "paired_diff" in text
+    for expected in NOTEBOOK_CHECKS[name]:
+        assert expected in text, expected

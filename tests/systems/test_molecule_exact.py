@@ -28,34 +28,9 @@ EXP_TABLES = (_RAW[:4096], _RAW[4096:6144], _RAW[6144:])
 LN2 = int(np.uint64(T._LN2_WORD.view(np.uint64)))
 
 
-class Ref:
-    """One kernel's fixed-point arithmetic on Fractions at its resolved formats."""
-
-    def __init__(self, kp, seed):
-        self.name = kp.spec.name
-        self.vid = {v: i for i, v in enumerate(kp.spec.names)}
-        self.mode = {v: (kp.format_of(v), kp.roundings[i], kp.overflows[i])
-                     for v, i in self.vid.items()}
-        self.seed, self.p, self.events = seed, 0, {}
-
-    def _bits(self, v):
-        return R.random_bits(self.seed, self.p, self.vid[v]) if self.mode[v][1] == "stochastic" else 0
-
-    def _count(self, v, over):
-        if over:
-            key = f"{self.name}.{v}"
-            self.events[key] = self.events.get(key, 0) + 1
-
-    def r(self, x, v):
-        """x rounded once into v (a const, a convert, an operation's result)."""
-        fmt, rnd, ovf = self.mode[v]
-        raw, over = R.quantize(Fraction(x), fmt, rnd, ovf, self._bits(v))
-        self._count(v, over)
-        return R.value(raw, fmt)
-
-    def acc(self, terms, v):
-        """An accumulator: each term rounded into v, added exactly, overflow-handled once."""
-        return self.r(sum((self.r(t, v) for t in terms), Fraction(0)), v)
+class Ref(R.KernelOracle):
+    """The oracle's arithmetic (:class:`reference.KernelOracle`) and this kernel's
+    transcendental operation."""
 
     def exp(self, x, v):
         fmt, rnd, ovf = self.mode[v]

@@ -12,8 +12,6 @@ exactly and rounds (overflow-handles) the total once.  Every word and every over
 must equal the compiled kernel's, bit for bit (narrow declared ranges force overflows).
 """
 
-from fractions import Fraction
-
 import numpy as np
 import pytest
 
@@ -30,35 +28,9 @@ SIN_TABLE = T._SIN_TABLE.tolist()
 TWO_PI_60 = int(T._TWO_PI_60)
 
 
-class Ref:
-    """One kernel's fixed-point arithmetic on Fractions at its resolved formats."""
-
-    def __init__(self, kp, seed):
-        self.name = kp.spec.name
-        self.vid = {v: i for i, v in enumerate(kp.spec.names)}
-        self.mode = {v: (kp.format_of(v), kp.roundings[i], kp.overflows[i])
-                     for v, i in self.vid.items()}
-        self.seed, self.p, self.events = seed, 0, {}
-
-    def _bits(self, v):
-        stochastic = self.mode[v][1] == "stochastic"
-        return R.random_bits(self.seed, self.p, self.vid[v]) if stochastic else 0
-
-    def _count(self, v, over):
-        if over:
-            key = f"{self.name}.{v}"
-            self.events[key] = self.events.get(key, 0) + 1
-
-    def r(self, x, v):
-        """x rounded once into v (a const or an operation's result)."""
-        fmt, rnd, ovf = self.mode[v]
-        raw, over = R.quantize(Fraction(x), fmt, rnd, ovf, self._bits(v))
-        self._count(v, over)
-        return R.value(raw, fmt)
-
-    def acc(self, terms, v):
-        """An accumulator: each term rounded into v, added exactly, overflow-handled once."""
-        return self.r(sum((self.r(t, v) for t in terms), Fraction(0)), v)
+class Ref(R.KernelOracle):
+    """The oracle's arithmetic (:class:`reference.KernelOracle`) and this kernel's
+    transcendental operation."""
 
     def cos_turns(self, x, v, quarter=0):
         fmt, rnd, ovf = self.mode[v]

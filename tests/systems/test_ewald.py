@@ -12,7 +12,7 @@ from scipy.special import erfcx, k0
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic.cell import Cell, bcc, fcc, hexagonal, simple_cubic, square
-from fixedqmc.systems.periodic.evaluator import EwaldEvaluator
+from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, lattice3
 from fixedqmc.systems.periodic.ewald import (balanced_gamma, ewald_energy, ewald_parameters,
                                              move_energy, structure_factors)
 
@@ -276,3 +276,10 @@ def test_fixed_point_error_falls_with_width_without_overflow():
         e = [errors[w][k] for w in (24, 32, 40, 48)]
         assert all(b < a / 16 for a, b in zip(e, e[1:])), e
     assert errors[48][0] < 1e-8 and errors[48][1] < 1e-11
+
+
+def test_ewald_kernels_of_a_2d_cell_read_a_full_3x3_lattice():
+    cell = Cell(square(3.0))
+    ev = EwaldEvaluator(cell, -np.ones(10), accuracy=1e-8)
+    assert ev._lat.shape == (3, 3) and np.array_equal(ev._lat, lattice3(cell.reduced))
+    assert np.array_equal(ev._lat[:2, :2], cell.reduced) and not ev._lat[2].any()

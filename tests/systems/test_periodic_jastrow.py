@@ -289,3 +289,11 @@ def test_fixed_point_error_falls_with_width_without_overflow(lattice):
         e = [errors[w][k] for w in widths]
         assert all(b < a / 16 for a, b in zip(e, e[1:])), (k, e)
     assert max(errors[48]) < 1e-8
+
+
+def test_kernels_of_a_2d_cell_read_a_full_3x3_lattice():
+    """The kernels index three lattice rows: a 2D cell's (2, 2) lattice is padded with a
+    zero row and column (a (2, 3) array would be read past its end)."""
+    params = make_params(SKEWED_2D, n=5, n_up=2, n_p=4)
+    ev = JastrowEvaluator(params, "float64")
+    assert ev._lat.shape == (3, 3) and not ev._lat[2].any() and not ev._lat[:, 2].any()

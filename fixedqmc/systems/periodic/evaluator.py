@@ -45,11 +45,21 @@ def pad3(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def lattice3(lattice: np.ndarray) -> np.ndarray:
+    """A (dim, dim) lattice (rows) as the (3, 3) array the kernels read: a 2D cell gets a
+    zero third row and column (the kernels index all three rows, with the third fractional
+    coordinate zero)."""
+    out = np.zeros((3, 3))
+    lat = np.asarray(lattice, np.float64)
+    out[:lat.shape[0], :lat.shape[1]] = lat
+    return out
+
+
 def declared_ranges(params: EwaldParameters, charges) -> dict:
     """``{kernel: {variable: (lo, hi)}}``: ranges of every kernel variable (used to size
     width-only fixed formats ``fixed:W``; a range profile may replace them)."""
     cell, q = params.cell, np.asarray(charges, np.float64)
-    lat = pad3(cell.reduced)
+    lat = lattice3(cell.reduced)
     rho = cell.reduced_radius
     img_max = float(np.abs(params.images).max())
     de_max = rho + float(np.linalg.norm(params.images, axis=1).max())
@@ -121,7 +131,7 @@ class EwaldEvaluator:
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
                             runtime=not specialise)
         self.log = self.ks.log
-        self._lat = pad3(cell.reduced)
+        self._lat = lattice3(cell.reduced)
         self._img = pad3(self.params.images)
         self._gint = pad3(self.params.gints.astype(np.float64))
         self._weights = np.ascontiguousarray(self.params.weights, np.float64)

@@ -21,7 +21,7 @@ from fixedqmc.input_checks import check_int
 from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.periodic import jastrow_kernels as K
-from fixedqmc.systems.periodic.evaluator import pad3
+from fixedqmc.systems.periodic.evaluator import lattice3, pad3
 from fixedqmc.systems.periodic.jastrow import JastrowParameters, JastrowValues, _positions
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
@@ -87,7 +87,7 @@ def declared_ranges(params: JastrowParameters, images: np.ndarray) -> dict:
     width-only fixed formats ``fixed:W``; a range profile may replace them)."""
     cell, n, dim, c, big_l = params.cell, params.n_electrons, params.cell.dim, params.c, \
         params.cutoff
-    lat = pad3(cell.reduced)
+    lat = lattice3(cell.reduced)
     rho = cell.reduced_radius
     img_max = float(np.abs(images).max())
     de_max = rho + float(np.linalg.norm(images, axis=1).max())
@@ -155,7 +155,7 @@ class JastrowEvaluator:
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
                             runtime=not specialise)
         self.log = self.ks.log
-        self._lat = pad3(cell.reduced)
+        self._lat = lattice3(cell.reduced)
         self._img = pad3(self.images)
         self._ucoef = np.ascontiguousarray(u_coefficients(params))
         c, big_l = params.c, params.cutoff

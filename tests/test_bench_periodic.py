@@ -10,10 +10,12 @@ import pytest
 from fixedqmc.bench import periodic as bench
 from fixedqmc.cli import main
 
-pytestmark = pytest.mark.skipif(bench.pyqmc_available() is not None,
-                                reason="PyQMC (the bench extra) is not installed")
+#: only the tests that compare with PyQMC need it (the `bench` extra)
+needs_pyqmc = pytest.mark.skipif(bench.pyqmc_available() is not None,
+                                 reason="PyQMC (the bench extra) is not installed")
 
 
+@needs_pyqmc
 def test_bench_periodic_tiny_case_prints_rows_ratios_and_growth(capsys):
     code = main(["bench", "periodic", "--electrons", "8,16", "--walkers", "2",
                  "--precisions", "float64", "float32", "fixed:40", "--min-time", "0.01"])
@@ -29,6 +31,7 @@ def test_bench_periodic_tiny_case_prints_rows_ratios_and_growth(capsys):
     assert "target: float32 >= 1.4x our float64" in out
 
 
+@needs_pyqmc
 def test_ours_and_pyqmc_agree_on_the_same_configurations():
     df = bench.run_periodic(sizes=(8,), precisions=("float64", "fixed:40"), configs=3,
                             min_time=0.0, log=lambda *a: None)

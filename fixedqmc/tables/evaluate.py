@@ -2,15 +2,9 @@
 
 The lookup of HAQMC (seed 002, Sec. 3; the kernels of its Fig. 9) for a
 :class:`~fixedqmc.tables.two_region.TwoRegionTable` at squared distances ``s`` (the table's
-s units, angstrom**2 for helium), written once against the generic operations of
-:mod:`fixedqmc.numerics.kernel` and compiled per precision::
-
-    region  = I if s < sigma else II
-    ds      = s - s_lo                     s_lo = s_min (I) or sigma (II)
-    t       = ds * inv                     inv = 1 / (s_hi - s_lo) per region, t in [0, 1)
-    (k, u)  = uniform_bin(t, log2 n1)      region I: n1 uniform bins
-            | log2_bin(t, n_seg, log2 n_bin)   region II: power-of-two segments
-    y       = a[k] + u (b[k] + u c[k])     Horner: uc = u c, buc = b + uc, ubuc = u buc
+s units, angstrom**2 for helium): the operation sequence of :mod:`fixedqmc.tables.lookup`
+(region test, bin, Horner quadratic ``y = a[k] + u (b[k] + u c[k])``), compiled per
+precision with this kernel's variable ids.
 
 ``y`` is the rescaled value ``g`` in [0, 1] (up to the fit error); the host undoes the
 rescaling and transform in float64, ``f = unscale(region, g)``

@@ -3,6 +3,7 @@
 Subcommands::
 
     fixedqmc run INPUT.toml       a VMC or DMC calculation (``--set key=value`` overrides)
+    fixedqmc optimize INPUT.toml  optimise the trial function's linear parameters (Jastrow)
     fixedqmc profile INPUT.toml   float64 range profile of every kernel variable
     fixedqmc sweep INPUT.toml     energy vs word width per kernel (paired / full estimates)
     fixedqmc systems              registered system kinds and their input keys
@@ -157,6 +158,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_optimize(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from fixedqmc.run.optimize import optimize
+
+    result = optimize(args.input, sets=_sets(args))
+    s = result.summary
+    u = s["energy_unit"]
+    cols = [c for c in ("cycle", "energy", "energy_error", "variance", "acceptance",
+                        "predicted_energy", "predicted_variance", "effective_samples")
+            if c in result.table]
+    with pd.option_context("display.width", 160, "display.float_format", "{:.6g}".format):
+        print(result.table[cols].to_string(index=False))
+    print(f"{s['method']} minimisation: cycle {s['chosen_cycle']} chosen, energy "
+          f"{s['energy']:.6g} +/- {s['energy_error']:.2g} {u} (start {s['initial_energy']:.6g}"
+          f" +/- {s['initial_energy_error']:.2g}), variance {s['variance']:.4g} {u}^2 (start "
+          f"{s['initial_variance']:.4g})")
+    print(f"results in {result.output}/ (optimize.parquet, optimize.csv, optimize.json, "
+          f"optimize.png); run with them: fixedqmc run {result.input_file}")
+    return 0
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -243,6 +266,13 @@ def build_parser() -> argparse.ArgumentParser:
     runp.add_argument("--profile", default=None, metavar="PROFILE.json",
                       help="size fixed:W formats from this range profile (fixedqmc profile)")
     runp.set_defaults(func=cmd_run)
+
+    optp = sub.add_parser("optimize", help="optimise the trial function's linear parameters "
+                          "(e.g. the electron gas's Jastrow factor) by VMC cycles")
+    optp.add_argument("input", nargs="?", default=None, help="TOML input file")
+    optp.add_argument("--set", action="append", metavar="KEY=VALUE",
+                      help="override an input key, e.g. --set optimize.method=energy")
+    optp.set_defaults(func=cmd_optimize)
 
     prof = sub.add_parser("profile", help="float64 range profile of every kernel variable")
     prof.add_argument("input", nargs="?", default=None, help="TOML input file")

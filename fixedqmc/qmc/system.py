@@ -37,6 +37,20 @@ accept with a mask, gradient and Laplacian, parameters as a dict):
     the format (or float type) of every kernel variable, the overflow log, the named
     kernels (:class:`fixedqmc.numerics.kernel.KernelSpec`), the units, ``D`` and N.
 
+**Optional: linear parameters** (:class:`LinearParameters`, needed only by ``fixedqmc
+optimize``, :mod:`fixedqmc.qmc.optimize`).  A system whose ``ln|psi|`` is linear in some
+parameters ``c`` (K,), ``ln|psi(c)| = F + c . phi(R)`` (e.g. a Jastrow factor that is a
+linear combination of fixed functions), provides:
+
+``parameter_names()``, ``parameter_vector()``
+    names (K,) (for tables) and the current values c (K,);
+``parameter_basis(positions)``
+    ``phi`` (n_w, K), ``grad_i phi_k`` (n_w, K, N, 3) and ``sum_i lap_i phi_k`` (n_w, K)
+    at positions (n_w, N, 3), float64;
+``parameter_input(c)``
+    the input sections (a nested dict, e.g. ``{"jastrow": {...}}``) that build the same
+    system with parameters ``c``.
+
 Per-walker state is a dict of arrays whose first axis is the walker axis, so DMC branching
 (:meth:`Walkers.take`) and checkpoints (pickling) treat it like the positions.
 
@@ -189,6 +203,20 @@ class System(Protocol):
     def profile(self, positions: np.ndarray, *, step: int = 0) -> dict: ...
 
     def formats(self) -> dict: ...
+
+
+@runtime_checkable
+class LinearParameters(Protocol):
+    """The optional linear-parameter members (module docstring)."""
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter_vector(self) -> np.ndarray: ...
+
+    def parameter_basis(self, positions: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def parameter_input(self, c: np.ndarray) -> dict: ...
 
 
 #: what :func:`check_protocol` requires, in the protocol's order

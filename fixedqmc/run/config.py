@@ -34,6 +34,11 @@ and its own method defaults::
     max_age = 50                  # DMC: steps without an accepted move before a walker
                                   # may no longer multiply
 
+    [optimize]                    # fixedqmc optimize (fixedqmc.run.optimize); a run ignores it
+    method = "variance"           # "variance" (unreweighted variance minimisation) or
+                                  # "energy" (the linear method)
+    cycles = 4                    # optimisation cycles, each on a fresh VMC sample
+
 Unknown keys (naming what the system kind allows), wrong types and impossible values raise
 a :class:`FixedQMCError` naming the key and what is allowed, before any work starts.
 """
@@ -66,10 +71,12 @@ DEFAULTS: dict = {
                "target_acceptance": 0.5, "recompute_every": 1, "taus": [0.002],
                "target_population": 0, "vmc_blocks": 5, "energy_cutoff": 10.0,
                "max_age": 50},
+    "optimize": {"method": "variance", "cycles": 4},
 }
-CHOICES = {"method.kind": ("vmc", "dmc"), "method.move": ("all", "single")}
+CHOICES = {"method.kind": ("vmc", "dmc"), "method.move": ("all", "single"),
+           "optimize.method": ("variance", "energy")}
 POSITIVE_INT = ("method.walkers", "method.blocks", "method.steps_per_block",
-                "method.recompute_every", "method.max_age")
+                "method.recompute_every", "method.max_age", "optimize.cycles")
 NONNEGATIVE_INT = ("method.equil_blocks", "method.target_population", "method.vmc_blocks",
                    "seed")
 
@@ -237,9 +244,12 @@ def energy_unit(config: dict) -> tuple[str, float]:
     return name, units.factor(name)
 
 
-def input_hash(config: dict) -> str:
-    """Hash of everything that determines the results (all keys but ``output`` and
-    ``units``, which change neither a bit nor a sample).  ``specialise`` is included:
-    compiled-in formats let LLVM vectorise float sums, which may change float64 bits."""
-    physics = {k: v for k, v in config.items() if k not in ("output", "units")}
+def input_hash(config: dict, *, optimize: bool = False) -> str:
+    """Hash of everything that determines the results of a run (all keys but ``output``
+    and ``units``, which change neither a bit nor a sample, and ``optimize``, which a run
+    does not read) or, with ``optimize``, of ``fixedqmc optimize`` (its section included).
+    ``specialise`` is included: compiled-in formats let LLVM vectorise float sums, which
+    may change float64 bits."""
+    skip = ("output", "units") if optimize else ("output", "units", "optimize")
+    physics = {k: v for k, v in config.items() if k not in skip}
     return hashlib.sha256(json.dumps(physics, sort_keys=True).encode()).hexdigest()[:16]

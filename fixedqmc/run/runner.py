@@ -144,10 +144,12 @@ def _read_state(p: Path):
                             f"({type(exc).__name__}: {exc}); {what}") from None
 
 
-def _check_folder(out: Path, digest: str, config: dict) -> dict | None:
-    """The checkpoint to resume (None: start fresh); refuse a folder of another input,
-    naming the keys that differ."""
-    for name in (CHECKPOINT, "summary.json"):
+def _check_folder(out: Path, digest: str, config: dict,
+                  names=(CHECKPOINT, "summary.json")) -> dict | None:
+    """The checkpoint (``names[0]``) to resume (None: start fresh); refuse a folder whose
+    checkpoint or summary (``names[1]``) is of another input, naming the keys that
+    differ."""
+    for name in names:
         p = out / name
         if not p.exists():
             continue
@@ -164,7 +166,7 @@ def _check_folder(out: Path, digest: str, config: dict) -> dict | None:
                 f"output folder {str(out)!r} holds results of a different input ({detail}); "
                 "refusing to resume or overwrite it: choose another output folder or delete "
                 "that one")
-        if name == CHECKPOINT:
+        if name == names[0]:
             return data
     return None
 

@@ -297,3 +297,33 @@ def test_kernels_of_a_2d_cell_read_a_full_3x3_lattice():
     params = make_params(SKEWED_2D, n=5, n_up=2, n_p=4)
     ev = JastrowEvaluator(params, "float64")
     assert ev._lat.shape == (3, 3) and not ev._lat[2].any() and not ev._lat[:, 2].any()
+
+
+# ------------------------------------------------------------ linear parameters --
+@pytest.mark.parametrize("lattice, c", [(SKEWED, 3), (SKEWED_2D, 2)])
+def test_linear_basis_reproduces_other_parameters(lattice, c):
+    """J(c') = J(c) + (c' - c) . phi with phi, its gradients and Laplacians from
+    linear_basis: checked against evaluate() with parameters built from the input lists of
+    c' (alpha_1 from the cusp each time)."""
+    params = make_params(lattice, c=c, n_u=4, n_p=3)
+    x = positions(params, n_walkers=4)
+    c0 = J.parameter_vector(params)
+    assert len(J.parameter_names(params)) == c0.size == 2 * 4 + 3
+    phi, grad, lap = J.linear_basis(params, x)
+    rng = np.random.default_rng(5)
+    c1 = c0 + rng.normal(size=c0.size) * np.abs(c0).clip(0.01)
+    other = J.jastrow_parameters(params.cell, params.n_electrons, params.n_up,
+                                 cutoff=params.cutoff, c=c, **J.parameter_lists(params, c1))
+    v0, v1 = J.evaluate(params, x), J.evaluate(other, x)
+    dc = c1 - c0
+    assert np.abs(v1.value - v0.value).max() > 1e-2
+    assert np.allclose(v0.value + phi @ dc, v1.value, rtol=0, atol=1e-12)
+    assert np.allclose(v0.grad + np.einsum("wkic,k->wic", grad, dc), v1.grad, atol=1e-11)
+    assert np.allclose(v0.lap.sum(1) + lap @ dc, v1.lap.sum(1), rtol=0, atol=1e-10)
+    assert np.allclose(J.parameter_vector(other), c1, rtol=1e-14, atol=0)
+
+
+def test_parameter_lists_bad_vector():
+    params = make_params(SKEWED, n_u=2, n_p=1)
+    with pytest.raises(FixedQMCError, match="5 finite numbers"):
+        J.parameter_lists(params, [0.0, 1.0])

@@ -62,6 +62,7 @@ from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Units
 from fixedqmc.systems import determinants as det
 from fixedqmc.systems.slater import ENERGY_VARIABLES, SlaterJastrow, energy_ranges
+from fixedqmc.systems.periodic import jastrow as J
 from fixedqmc.systems.periodic import plane_waves as PW
 from fixedqmc.systems.periodic.cell import Cell, heg_cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
@@ -222,6 +223,35 @@ class ElectronGas(SlaterJastrow):
             return None
         dj, gj = self.jastrow.move(pos[..., :self.dim], i, new[:, :self.dim], step, ks)
         return dj, pad3(gj)
+
+    # -- linear parameters (fixedqmc optimize) ------------------------------------------
+    def _jastrow_params(self):
+        return None if self.jastrow is None else self.jastrow.params
+
+    def parameter_names(self) -> list[str]:
+        """The Jastrow factor's optimisable parameters (:func:`.jastrow.parameter_names`);
+        none without a Jastrow factor."""
+        p = self._jastrow_params()
+        return [] if p is None else J.parameter_names(p)
+
+    def parameter_vector(self) -> np.ndarray:
+        p = self._jastrow_params()
+        return np.zeros(0) if p is None else J.parameter_vector(p)
+
+    def parameter_basis(self, positions):
+        """``d ln psi / dc`` (n_w, K), its gradients (n_w, K, N, 3) and summed Laplacians
+        (n_w, K) at ``positions`` (n_w, N, 3) (:func:`.jastrow.linear_basis`, float64)."""
+        x = np.asarray(positions, np.float64)[..., :self.dim]
+        p = self._jastrow_params()
+        if p is None:
+            nw = x.shape[0]
+            return np.zeros((nw, 0)), np.zeros((nw, 0, self.n_particles, 3)), np.zeros((nw, 0))
+        phi, grad, lap = J.linear_basis(p, x)
+        return phi, pad3(grad), lap
+
+    def parameter_input(self, c) -> dict:
+        """The ``[jastrow]`` keys of parameters c (:func:`.jastrow.parameter_lists`)."""
+        return {"jastrow": J.parameter_lists(self._jastrow_params(), c)}
 
     # -- the protocol -------------------------------------------------------------------
     def initial_positions(self, n_walkers: int, rng: np.random.Generator) -> np.ndarray:

@@ -43,7 +43,7 @@ Bad input raises :class:`~fixedqmc.errors.FixedQMCError` naming the key (``jastr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +57,8 @@ MAX_NU = 12
 MAX_STARS = 30
 #: Allowed powers C of Eq. 8.
 C_VALUES = (2, 3)
+#: Walkers per chunk of :func:`linear_basis`.
+BASIS_CHUNK = 128
 #: Relative tolerance grouping reciprocal vectors of equal length into a star.
 STAR_RTOL = 1e-8
 
@@ -273,30 +275,33 @@ class JastrowValues:
         return self.u_lap + self.p_lap
 
 
-def _pairs(params: JastrowParameters, x: np.ndarray):
-    """Per walker and pair (i, j): u terms and p terms of d_ij = r_i - r_j."""
-    n = params.n_electrons
+def _geometry(params: JastrowParameters, x: np.ndarray):
+    """Per walker and pair (i, j): d_ij = r_i - r_j, its minimum image, the distance (L_u on
+    the diagonal) and the distance safe to divide by."""
     d = x[:, :, None, :] - x[:, None, :, :]  # (n_w, N, N, dim)
     dm = params.cell.minimum_image(d)
     r = np.linalg.norm(dm, axis=-1)
-    off = ~np.eye(n, dtype=bool)
-    u, du, d2u = u_terms(params, np.where(off, r, params.cutoff), params.spin_index())
-    rr = np.where(off & (r > 0), r, 1.0)
+    off = ~np.eye(params.n_electrons, dtype=bool)
+    return d, dm, np.where(off, r, params.cutoff), np.where(off & (r > 0), r, 1.0), off
+
+
+def _values(params: JastrowParameters, geometry) -> JastrowValues:
+    """J, grad_i J and lap_i J of pairs of known geometry (:func:`_geometry`)."""
+    d, dm, r, rr, off = geometry
+    u, du, d2u = u_terms(params, r, params.spin_index())
     p, pg, pl = p_terms(params, d)
     p, pg, pl = p * off, pg * off[..., None], pl * off
-    return u, du, d2u, dm, rr, p, pg, pl
+    u_grad = np.einsum("wij,wijc->wic", du / rr, dm)
+    u_lap = np.sum(d2u + (params.cell.dim - 1) * du / rr, axis=2)
+    return JastrowValues(0.5 * u.sum(axis=(1, 2)), u_grad, u_lap,
+                         0.5 * p.sum(axis=(1, 2)), pg.sum(axis=2), pl.sum(axis=2))
 
 
 def evaluate(params: JastrowParameters, positions) -> JastrowValues:
     """J, grad_i J and lap_i J (:class:`JastrowValues`) of walkers ``positions``
     (n_w, N, dim) or (N, dim) (bohr); O(N**2 n_G) per walker."""
     x, _ = _positions(params, positions)
-    dim = params.cell.dim
-    u, du, d2u, dm, rr, p, pg, pl = _pairs(params, x)
-    u_grad = np.einsum("wij,wijc->wic", du / rr, dm)
-    u_lap = np.sum(d2u + (dim - 1) * du / rr, axis=2)
-    return JastrowValues(0.5 * u.sum(axis=(1, 2)), u_grad, u_lap,
-                         0.5 * p.sum(axis=(1, 2)), pg.sum(axis=2), pl.sum(axis=2))
+    return _values(params, _geometry(params, x))
 
 
 def electron_terms(params: JastrowParameters, positions, i: int, new=None):
@@ -326,3 +331,69 @@ def move(params: JastrowParameters, positions, i: int, new) -> tuple[np.ndarray,
     old, _ = electron_terms(params, positions, i)
     new_value, grad = electron_terms(params, positions, i, new)
     return new_value - old, grad
+
+
+# ------------------------------------------------------------ linear parameters --
+def parameter_names(params: JastrowParameters) -> list[str]:
+    """Names of the optimisable parameters, in the order of :func:`parameter_vector`: the
+    input keys' list entries ``jastrow.alpha_parallel[k]``, ``jastrow.alpha_antiparallel[k]``
+    (k = 0 is alpha_0, k >= 1 is alpha_{k+1}) and ``jastrow.p_coefficients[m]``."""
+    return ([f"jastrow.{key}[{k}]" for key in ("alpha_parallel", "alpha_antiparallel")
+             for k in range(params.n_u)] + [f"jastrow.p_coefficients[{m}]"
+                                            for m in range(params.n_p)])
+
+
+def parameter_vector(params: JastrowParameters) -> np.ndarray:
+    """The optimisable parameters c (K,), K = 2 N_u + N_p: per spin row ``[alpha_0,
+    alpha_2, ..., alpha_N_u]`` (alpha_1 follows from the Kato cusp), then ``a_1 .. a_N_p``."""
+    rows = [np.r_[params.alpha[s, 0], params.alpha[s, 2:]] for s in (0, 1)]
+    return np.concatenate(rows + [params.a])
+
+
+def parameter_lists(params: JastrowParameters, c) -> dict:
+    """The input keys (``[jastrow]`` section) that give parameter vector ``c`` (K,)."""
+    c = np.asarray(c, np.float64)
+    nu = params.n_u
+    if c.shape != (2 * nu + params.n_p,) or not np.all(np.isfinite(c)):
+        raise FixedQMCError(f"a Jastrow parameter vector must hold {2 * nu + params.n_p} "
+                            f"finite numbers (2 N_u + N_p), got shape {c.shape}")
+    return {"alpha_parallel": c[:nu].tolist(), "alpha_antiparallel": c[nu:2 * nu].tolist(),
+            "p_coefficients": c[2 * nu:].tolist()}
+
+
+def linear_basis(params: JastrowParameters, positions
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """J is linear in the parameters c of :func:`parameter_vector` (Eq. 8 and 9, with
+    alpha_1 = Gamma / (-L)**C + C alpha_0 / L affine in alpha_0), ``J(c) = J_cusp + c .
+    phi``; returns ``phi = dJ/dc`` (n_w, K), its gradients ``grad_i phi_k`` (n_w, K, N, dim)
+    (1/bohr) and Laplacians ``sum_i lap_i phi_k`` (n_w, K) (1/bohr**2) of walkers
+    ``positions`` (n_w, N, dim) (bohr).  The basis functions of a spin row are
+    ``(r - L)**C (1 + C r / L)`` (alpha_0) and ``(r - L)**C r**l`` (alpha_l, l >= 2); of
+    star m, ``sum_{G in star_m^+} cos(G . r)``.  Each is a J of other parameters, computed
+    by the float64 reference on the pair geometry shared by all of them."""
+    x, _ = _positions(params, positions)
+    nu, dim = params.n_u, params.cell.dim
+    empty = dict(a=np.zeros(0), gvectors=np.zeros((0, dim)), star=np.zeros(0, np.int64))
+    variants = []
+    for s in (0, 1):
+        for k in range(nu):
+            alpha = np.zeros((2, nu + 1))
+            if k == 0:
+                alpha[s, :2] = 1.0, params.c / params.cutoff
+            else:
+                alpha[s, k + 1] = 1.0
+            variants.append(replace(params, alpha=alpha, **empty))
+    for m in range(params.n_p):
+        sel = params.star == m
+        variants.append(replace(params, alpha=np.zeros((2, nu + 1)), a=np.ones(1),
+                                gvectors=params.gvectors[sel], star=np.zeros(sel.sum(), np.int64)))
+    phi = np.zeros((x.shape[0], len(variants)))
+    grad = np.zeros((x.shape[0], len(variants), params.n_electrons, dim))
+    lap = np.zeros_like(phi)
+    for lo in range(0, x.shape[0], BASIS_CHUNK):  # bounded (chunk, N, N, dim) temporaries
+        w = slice(lo, lo + BASIS_CHUNK)
+        geometry = _geometry(params, x[w])
+        for k, v in enumerate(variants):
+            jv = _values(v, geometry)
+            phi[w, k], grad[w, k], lap[w, k] = jv.value, jv.grad, jv.lap.sum(axis=1)
+    return phi, grad, lap

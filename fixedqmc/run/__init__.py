@@ -1,6 +1,9 @@
-"""Running calculations from inputs: configuration (TOML, overrides) and the runner."""
+"""Running calculations from inputs: configuration (TOML, overrides), the runner and the
+optimiser."""
 
 from fixedqmc.run.config import DEFAULTS, load_config
+from fixedqmc.run.optimize import OptimizeResult, optimize
 from fixedqmc.run.runner import RunResult, build_system, run
 
-__all__ = ["DEFAULTS", "RunResult", "build_system", "load_config", "run"]
+__all__ = ["DEFAULTS", "OptimizeResult", "RunResult", "build_system", "load_config",
+           "optimize", "run"]

@@ -2,8 +2,9 @@
 per kernel, and how many fixed-point bits does each kernel need?
 
 Two cases, each a Slater-Jastrow wave function (a plane-wave determinant per spin; by default
-the Jastrow u term with the Kato cusp and a small p term on two stars, ``--jastrow``) with
-Ewald interactions (system kind ``heg``), sampled by float64 VMC:
+the Jastrow factor u (N_u = 4 per spin, Kato cusp) + p (3 stars) optimised first by
+variance minimisation, ``fixedqmc optimize``; ``--jastrow`` for the others) with Ewald
+interactions (system kind ``heg``), sampled by float64 VMC:
 
 ``heg3d``  3D gas in a simple-cubic cell, N = 14 by default (``--electrons3d 54``), r_s = 2;
 ``heg2d``  2D gas (a periodic plane) in a square cell, N = 10 by default (``--electrons2d 18``).
@@ -50,13 +51,14 @@ import json
 import os
 import platform
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from fixedqmc.qmc.system import Walkers
-from fixedqmc.run import build_system, load_config
+from fixedqmc.run import build_system, load_config, optimize
 from fixedqmc.sweep import RangeProfile, sweep
 
 HERE = Path(__file__).resolve().parent
@@ -74,10 +76,18 @@ REDUCED_RUN = {"walkers": 32, "blocks": 6, "equil_blocks": 3, "steps_per_block":
 
 
 # ----------------------------------------------------------------------------- inputs --
-#: Jastrow factors: none, the u term with the Kato cusp alone (the heg kind's default u), or
-#: that and a small p term on the first two stars (illustrative values, not optimised)
+#: Jastrow factors: none, the u term with the Kato cusp alone (the heg kind's default u),
+#: that and a small p term on the first two stars (illustrative values, not optimised), or
+#: u (N_u = 4 per spin) + p (3 stars) optimised by variance minimisation (``optimised``:
+#: these are its zero starting values)
 JASTROWS = {"none": None, "u": {"enabled": True},
-            "u+p": {"enabled": True, "p_coefficients": [0.02, 0.01]}}
+            "u+p": {"enabled": True, "p_coefficients": [0.02, 0.01]},
+            "optimised": {"enabled": True, "alpha_parallel": [0.0] * 4,
+                          "alpha_antiparallel": [0.0] * 4, "p_coefficients": [0.0] * 3}}
+#: VMC sampling and cycles of the optimisation (``fixedqmc optimize``), full and reduced
+OPTIMISE_RUN = {"walkers": 200, "blocks": 20, "equil_blocks": 5, "steps_per_block": 5}
+OPTIMISE_REDUCED = {"walkers": 100, "blocks": 10, "equil_blocks": 3, "steps_per_block": 3}
+OPTIMISE_CYCLES = {"full": 4, "reduced": 2}
 
 
 def case_input(dim: int, electrons: int, r_s: float, run: dict, seed: int = 1,
@@ -90,6 +100,23 @@ def case_input(dim: int, electrons: int, r_s: float, run: dict, seed: int = 1,
     if JASTROWS[jastrow] is not None:
         inp["jastrow"] = dict(JASTROWS[jastrow])
     return inp
+
+
+def optimise_jastrow(overrides: dict, folder: Path, *, reduced: bool, progress=None) -> dict:
+    """Variance-minimise the Jastrow factor of a case (``fixedqmc optimize`` in
+    ``folder/optimize``, resumable) and return the overrides with the chosen parameters and
+    the optimisation's summary."""
+    size = "reduced" if reduced else "full"
+    res = optimize(overrides={**overrides, "output": str(folder / "optimize"),
+                              "method": {**overrides["method"],
+                                         **(OPTIMISE_REDUCED if reduced else OPTIMISE_RUN)},
+                              "optimize": {"method": "variance",
+                                           "cycles": OPTIMISE_CYCLES[size]}},
+                   progress=progress)
+    chosen = tomllib.loads(res.input_file.read_text())["jastrow"]
+    keys = {k: res.summary[k] for k in ("chosen_cycle", "energy", "energy_error", "variance",
+                                        "initial_energy", "initial_variance", "parameters")}
+    return {**overrides, "jastrow": chosen}, keys
 
 
 def kernel_sets(overrides: dict, wanted=None) -> list[str]:
@@ -195,13 +222,19 @@ def _time_evaluations(overrides, sets, walkers, min_time, repeats, fixed_width, 
 def run_case(name: str, dim: int, electrons: int, r_s: float, run: dict, *, widths: str,
              kernels, full: str, tolerance_per_electron: float, workers: int, out: Path,
              timing_walkers: int, timing_seconds: float, timing_repeats: int,
-             timing_threads: int | None = 1, jastrow: str = "u+p", progress=None) -> dict:
-    """One case: the paired sweep, the full estimates, the timings; tables written to
+             timing_threads: int | None = 1, jastrow: str = "u+p", reduced: bool = True,
+             progress=None) -> dict:
+    """One case: the Jastrow optimisation (``jastrow = "optimised"``; ``reduced`` sizes
+    it), the paired sweep, the full estimates, the timings; tables written to
     ``out/<name>/``.  Returns the case's summary (also in the tables' files)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     overrides = {**case_input(dim, electrons, r_s, run, jastrow=jastrow),
                  "output": str(folder / "vmc")}
+    optimisation = None
+    if jastrow == "optimised":
+        overrides, optimisation = optimise_jastrow(overrides, folder, reduced=reduced,
+                                                   progress=progress)
     sets = kernel_sets(overrides, kernels)
     tol = tolerance_per_electron * electrons
     t0 = time.perf_counter()
@@ -241,7 +274,7 @@ def run_case(name: str, dim: int, electrons: int, r_s: float, run: dict, *, widt
     speed.insert(0, "case", name)
     speed.to_csv(folder / "speed.csv", index=False)
     return {"case": name, "dim": dim, "electrons": electrons, "r_s": r_s, "run": run,
-            "jastrow": jastrow, "input": overrides,
+            "jastrow": jastrow, "optimisation": optimisation, "input": overrides,
             "kernel_sets": sets, "widths": widths,
             "tolerance_hartree": tol, "tolerance_per_electron": tolerance_per_electron,
             "float64_energy": res.summary["float64_energy"],
@@ -278,8 +311,14 @@ def markdown(cases: list[dict], out: Path) -> str:
         widths = sorted(int(w) for w in t.width.dropna().unique())
         lines += [f"### {name}: {c['dim']}D HEG, N = {c['electrons']}, r_s = {c['r_s']}, "
                   f"Jastrow {c['jastrow']}",
-                  "",
-                  f"float64 VMC energy {c['float64_energy']:.5f} +- {c['float64_error']:.5f} "
+                  ""]
+        o = c.get("optimisation")
+        if o:
+            lines += [f"Jastrow optimised by variance minimisation (`fixedqmc optimize`, cycle "
+                      f"{o['chosen_cycle']} chosen): VMC energy {o['initial_energy']:.5f} -> "
+                      f"{o['energy']:.5f} +- {o['energy_error']:.5f} Ha, variance of E_L "
+                      f"{o['initial_variance']:.4g} -> {o['variance']:.4g} Ha^2.", ""]
+        lines += [f"float64 VMC energy {c['float64_energy']:.5f} +- {c['float64_error']:.5f} "
                   f"Ha ({c['float64_energy_per_electron']:.6f} Ha per electron); samples "
                   f"{c['samples'][0]} blocks x {c['samples'][1]} walkers.  Paired "
                   f"E(trial) - E(float64) in Ha (error in brackets); tolerance "
@@ -389,7 +428,7 @@ def main(argv=None) -> int:
     p.add_argument("--cases", default="heg3d,heg2d", help="heg3d, heg2d or both")
     p.add_argument("--electrons3d", type=int, default=14, help="3D electrons (14, 38, 54, ...)")
     p.add_argument("--electrons2d", type=int, default=10, help="2D electrons (10, 18, 26, ...)")
-    p.add_argument("--jastrow", choices=tuple(JASTROWS), default="u+p",
+    p.add_argument("--jastrow", choices=tuple(JASTROWS), default="optimised",
                    help="Jastrow factor: none, u (cusp term), u+p (and a small p term)")
     p.add_argument("--rs", type=float, default=R_S, help="density parameter r_s (bohr)")
     p.add_argument("--walkers", type=int, default=None)
@@ -435,7 +474,8 @@ def main(argv=None) -> int:
         cases.append(run_case(name, dim, n, args.rs, run, widths=args.widths,
                               kernels=args.kernels, full=args.full,
                               tolerance_per_electron=args.tolerance, workers=args.workers,
-                              out=out, jastrow=args.jastrow, **timing))
+                              out=out, jastrow=args.jastrow, reduced=args.reduced,
+                              **timing))
     text = markdown(cases, out)
     (out / "table.md").write_text(text)
     figure(cases, out, out / "figure.png")

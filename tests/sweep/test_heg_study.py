@@ -95,3 +95,20 @@ def test_kernel_sets_follow_the_system(study):
     assert sets[0] == "all"
     assert {"ewald_real", "ewald_recip", "orbitals", "determinant", "energy"} <= set(sets)
     assert study.kernel_sets(ov, "all,orbitals,jastrow_zz") == ["all", "orbitals"]
+
+
+def test_the_optimised_jastrow_enters_the_case_input(study, tmp_path, monkeypatch):
+    """--jastrow optimised: fixedqmc optimize runs first and its chosen parameters, not the
+    zero start, are what the sweep samples with."""
+    monkeypatch.setattr(study, "OPTIMISE_REDUCED", {"walkers": 30, "blocks": 4,
+                                                    "equil_blocks": 2, "steps_per_block": 2})
+    monkeypatch.setitem(study.OPTIMISE_CYCLES, "reduced", 1)
+    base = {**study.case_input(3, 14, 2.0, TINY, jastrow="optimised"),
+            "output": str(tmp_path / "vmc")}
+    new, info = study.optimise_jastrow(base, tmp_path, reduced=True, progress=False)
+    assert base["jastrow"]["alpha_parallel"] == [0.0] * 4
+    values = new["jastrow"]["alpha_parallel"] + new["jastrow"]["p_coefficients"]
+    assert len(values) == 7 and any(v != 0 for v in values)
+    assert info["parameters"]["jastrow.p_coefficients[0]"] == new["jastrow"]["p_coefficients"][0]
+    assert info["variance"] < info["initial_variance"]
+    assert (tmp_path / "optimize" / "optimized.toml").is_file()

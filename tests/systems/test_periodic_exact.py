@@ -1,16 +1,67 @@
-"""The fixed-point ``ewald_recip`` kernel against an independent exact oracle.
+"""The fixed-point periodic kernels against independent exact oracles.
 
-The oracle re-does, on Python Fractions (``tests/reference.py``), the documented operation
-sequence of the reciprocal-space kernel of :mod:`fixedqmc.systems.periodic.kernels` for a
-tiny input (3 charges in a skewed cell, 3 G vectors, 2 walkers): per G the integer
-coordinates ``gint`` (const), per charge ``nf = gint_k frac_k`` and the accumulator
-``phase``, ``q`` (const), ``cos``/``sin`` = the kernel cosine of the 64-bit turn of the
-phase (``reference.cos_turn64``; sine as the cosine a quarter turn earlier), ``qcos``,
-``qsin`` into the accumulators ``sre``, ``sim``; then ``sq``, ``mag``, ``weight`` (const),
-``wterm`` into ``sum``.  An accumulator rounds each term once into its variable, adds
-exactly and rounds (overflow-handles) the total once.  Every word and every overflow count
-must equal the compiled kernel's, bit for bit (narrow declared ranges force overflows).
+Each oracle re-does, on Python Fractions (``tests/reference.py``), the documented operation
+sequence of one compiled kernel for a tiny input in a skewed cell, rounding every operation
+once into its variable (with that variable's rounding, stochastic bits from (seed, walker,
+variable), and overflow mode); an accumulator rounds each term once into its variable, adds
+exactly and rounds (overflow-handles) the total once; every constant is the float64 value
+rounded once, as often as the kernel forms it.  Every output word and every per-variable
+overflow count must equal the compiled kernel's, bit for bit (narrow declared ranges and
+narrower words force overflow events, saturated or wrapped).
+
+``ewald_recip`` (:mod:`fixedqmc.systems.periodic.kernels`; 3 charges, 3 G vectors, 2
+walkers)
+    per G the integer coordinates ``gint`` (const), per charge ``nf = gint_k frac_k`` and
+    the accumulator ``phase``, ``q`` (const), ``cos``/``sin`` = the kernel cosine of the
+    64-bit turn of the phase (``reference.cos_turn64``; sine as the cosine a quarter turn
+    earlier), ``qcos``, ``qsin`` into the accumulators ``sre``, ``sim``; then ``sq``,
+    ``mag``, ``weight`` (const), ``wterm`` into ``sum``.
+The pair geometry (:mod:`fixedqmc.systems.periodic.pair_geometry`, shared by ``ewald_real``
+and ``jastrow_u``)
+    ``dfrac = f_i - f_j``, ``nint`` = dfrac rounded to an integer with nint's own rounding
+    mode (``reference.to_int``), ``dred = dfrac - nint``, per component ``c`` the
+    accumulator ``d`` of ``dterm = dred_k lattice[k, c]`` (const); per image ``R``: ``de =
+    d - image``, the accumulator ``s`` of ``de2 = de**2``, the exact test ``s < cut2``.
+``ewald_real`` (3 charges, 2 walkers, every image of the Ewald parameters)
+    per pair ``qq`` (const ``q_i q_j``); per image inside the cut-off the erfc form
+    (:mod:`~fixedqmc.systems.periodic.erfc_form`): ``inv_r`` = 1/sqrt(s) correctly rounded
+    (``reference.rsqrt``), ``r = s inv_r``, ``x = gamma r``, ``px = P x``, ``den = one +
+    px``, ``t = 1/den`` correctly rounded (``reference.div``), ``tat = T_A t``, ``u = tat +
+    T_B``, the Horner sum ``h`` (products ``hu``, coefficients ``coef``), ``arg = neg_g2
+    s``, ``gauss`` = the LUT exponential (``reference.lut_exp``), ``erfc = gauss h``, ``phi
+    = erfc inv_r``, ``term = qq phi`` into the accumulator ``sum``.
+``jastrow_u`` (:mod:`fixedqmc.systems.periodic.jastrow_kernels`; 4 electrons, 2 up, 2
+walkers, 3D and 2D, C = 3 and 2)
+    per electron i and other electron j the pair geometry over the candidate images; inside
+    ``cut2``: ``inv_r``, ``r``, ``x = r inv_l``, ``y = x - one``, the powers ``yp`` (from
+    the const 1, C - 2 products, then y**(C-1), y**C), the three Horner sums ``q``, ``dq``,
+    ``d2q`` (products ``qx``, ``dqx``, ``d2qx``, coefficients ``coef``, ``dcoef``,
+    ``d2coef``), ``u = y**C q``, ``dux = kyq + yq``, ``d2ux = (kyq + kyq) + yq`` (``yq`` a
+    power of y times a Horner sum, ``kyq = int yq``, consts ``int``), ``du = dux inv_l``, ``d2u =
+    d2ux inv_l2``, ``dur = du inv_r``, ``lterm = d2u + dim1 dur`` (``ddur``); ``g = dur
+    de_c`` into the accumulators ``grad``, ``lterm`` into ``lap``, ``u`` into ``sum`` (full
+    evaluation: one accumulator over every pair i < j; a move of electron i: one for the
+    old and one for the new place, over j != i, each with its own grad and lap sums).
+``jastrow_p`` (same electrons and cells, G vectors up to nmax = 2)
+    per pair and axis ``dfrac`` and ``cos``/``sin`` (the kernel cosine of its turn), the
+    powers ``pw`` (consts 0, 1, then per m ``pw = pp - pp`` and ``pp + pp`` with ``pp`` the
+    component products of the previous power and (cos, sin); the negative powers'
+    imaginary parts ``0 - im``); per G ``zz`` = the products (``pp``) of the powers of the
+    two (2D) or three (3D) axes; ``pterm = ag Re z`` into ``sum``, ``gterm = agc Im z``
+    into ``grad`` (3 components), ``lterm = ag2 Re z`` into ``lap`` (consts ``ag``,
+    ``agc``, ``ag2``).
+
+The oracles call no function of the package for the arithmetic: they use only the kernels'
+data (the sine table, the exponential tables, 2 pi and log2 e as words) and the host
+drivers' inputs (encoded coordinates, lattice, images, coefficients).  The kernels run with
+run-time formats (the host drivers' default), at 32 bits, at 64 bits (where the table
+exponential and cosine differ from correctly rounded ones in the last bits, so the oracle
+must follow their data paths) and at narrower words with narrowed ranges, in every rounding
+mode (stochastic included, and per-variable modes such as a floor or stochastic ``nint``)
+and both overflow modes; the Jastrow kernels both in a full evaluation and a move.
 """
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -18,29 +69,66 @@ import pytest
 import reference as R
 from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.kernel_set import step_seed
+from fixedqmc.systems.periodic import erfc_form as F
+from fixedqmc.systems.periodic import jastrow as J
+from fixedqmc.systems.periodic import jastrow_kernels as JK
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
 from fixedqmc.systems.periodic.ewald import ewald_parameters
+from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
+SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
 SIN_TABLE = T._SIN_TABLE.tolist()
 TWO_PI_60 = int(T._TWO_PI_60)
+_RAW = T._EXP_TABLES.tolist()
+EXP_TABLES = (_RAW[:4096], _RAW[4096:6144], _RAW[6144:])
+LN2 = int(np.uint64(T._LN2_WORD.view(np.uint64)))
 
 
 class Ref(R.KernelOracle):
-    """The oracle's arithmetic (:class:`reference.KernelOracle`) and this kernel's
-    transcendental operation."""
+    """The oracle's arithmetic (:class:`reference.KernelOracle`) and the periodic kernels'
+    other operations, each rounded once into its variable v (events counted)."""
 
-    def cos_turns(self, x, v, quarter=0):
+    def _op(self, fn, v, *args):
         fmt, rnd, ovf = self.mode[v]
-        t = R.turn_of(x) - quarter * (1 << 62)
-        raw, over = R.cos_turn64(t, SIN_TABLE, TWO_PI_60, fmt, rnd, ovf, self._bits(v))
+        raw, over = fn(*args, fmt, rnd, ovf, self._bits(v))
         self._count(v, over)
         return R.value(raw, fmt)
 
+    def cos_turns(self, x, v, quarter=0):
+        """cos(2 pi x) (quarter=1: sin) by the kernel's table cosine of the 64-bit turn."""
+        t = R.turn_of(x) - quarter * (1 << 62)
+        return self._op(R.cos_turn64, v, t, SIN_TABLE, TWO_PI_60)
 
-def oracle_walker(ref, frac, gint, q, weight):
+    def round_int(self, x, v):
+        """x rounded to an integer with v's own rounding mode, stored in v."""
+        return self._op(R.to_int, v, x, self.mode[v][1])
+
+    def rsqrt(self, x, v):
+        return self._op(R.rsqrt, v, x)
+
+    def recip(self, x, v):
+        return self._op(R.div, v, Fraction(1), x)
+
+    def exp(self, x, v):
+        return self._op(R.lut_exp, v, x, EXP_TABLES, T._LOG2E_RAW, LN2)
+
+
+def words(kp, name, raw):
+    """Exact values of a kernel's int64 output words of variable ``name`` (nested lists)."""
+    fmt = kp.format_of(name)
+    return np.vectorize(lambda r: R.value(int(r), fmt), otypes=[object])(raw).tolist()
+
+
+def reported(name, counts):
+    """``{kernel.variable: n}`` of one call's nonzero overflow counts."""
+    return {f"{name}.{v}": n for v, n in counts.items() if n}
+
+
+# --------------------------------------------------------------- ewald_recip --
+def oracle_recip_walker(ref, frac, gint, q, weight):
     """(sum, [(Re S, Im S) per G]) of one walker: frac (N, 3) Fractions."""
     wterms, s = [], []
     for g in range(len(gint)):
@@ -88,7 +176,7 @@ def test_ewald_recip_is_bit_exact(spec, narrow):
             for w in range(2)]
     for w in range(2):
         ref.p = w
-        total, s = oracle_walker(ref, frac[w], gint.tolist(), q, weight)
+        total, s = oracle_recip_walker(ref, frac[w], gint.tolist(), q, weight)
         assert R.value(int(out[w]), fmt("sum")) == total, w
         for g in range(3):
             assert R.value(int(out_s[w, g, 0]), fmt("sre")) == s[g][0], (w, g)
@@ -96,3 +184,366 @@ def test_ewald_recip_is_bit_exact(spec, narrow):
     got = {k: n for k, n in ev.log.events.items() if n and k.startswith("ewald_recip.")}
     assert got == ref.events, (got, ref.events)
     assert bool(ref.events) == narrow
+
+
+# ------------------------------------------------------------- pair geometry --
+def oracle_displacement(ref, fi, fj, lat):
+    """The reduced displacement d (3 values) of fractional coordinates fi, fj (Fractions);
+    ``lat`` (3, 3) float rows."""
+    red = []
+    for k in range(3):
+        df = ref.r(fi[k] - fj[k], "dfrac")
+        red.append(ref.r(df - ref.round_int(df, "nint"), "dred"))
+    return [ref.acc([ref.r(red[k] * ref.r(float(lat[k][c]), "lattice"), "dterm")
+                     for k in range(3)], "d") for c in range(3)]
+
+
+def oracle_image(ref, d, image):
+    """(de (3 values), s) of displacement d and the image vector (floats)."""
+    de = [ref.r(d[c] - ref.r(float(image[c]), "image"), "de") for c in range(3)]
+    return de, ref.acc([ref.r(t * t, "de2") for t in de], "s")
+
+
+# ---------------------------------------------------------------- ewald_real --
+def oracle_screened(ref, s, par, coef):
+    """erfc(gamma r) / r (``phi``) at s = r**2 by the erfc form."""
+    inv_r = ref.rsqrt(s, "inv_r")
+    x = ref.r(ref.r(float(par[1]), "gamma") * ref.r(s * inv_r, "r"), "x")
+    den = ref.r(ref.r(float(par[3]), "one") + ref.r(ref.r(float(par[2]), "p") * x, "px"),
+                "den")
+    t = ref.recip(den, "t")
+    u = ref.r(ref.r(ref.r(float(par[4]), "ta") * t, "tat") + ref.r(float(par[5]), "tb"), "u")
+    h = ref.r(float(coef[-1]), "h")
+    for k in range(len(coef) - 2, -1, -1):
+        h = ref.r(ref.r(h * u, "hu") + ref.r(float(coef[k]), "coef"), "h")
+    gauss = ref.exp(ref.r(ref.r(float(par[6]), "neg_g2") * s, "arg"), "gauss")
+    return ref.r(ref.r(gauss * h, "erfc") * inv_r, "phi")
+
+
+def oracle_real_walker(ref, frac, lat, img, q, par, coef):
+    """(sum, number of pair images inside the cut-off) of one walker."""
+    terms = []
+    cut2 = ref.r(float(par[0]), "cut2")
+    for i in range(len(q)):
+        for j in range(i + 1, len(q)):
+            d = oracle_displacement(ref, frac[i], frac[j], lat)
+            qq = ref.r(float(q[i] * q[j]), "qq")
+            for m in range(len(img)):
+                _, s = oracle_image(ref, d, img[m])
+                if s < cut2:
+                    terms.append(ref.r(qq * oracle_screened(ref, s, par, coef), "term"))
+    return ref.acc(terms, "sum"), len(terms)
+
+
+#: Too narrow on purpose: phi and term overflow for pairs closer than about 1.8 bohr, the
+#: sum's terms and total overflow, the closest pair overflows inv_r, close pairs gauss.
+REAL_NARROW = {"phi": (0.0, 0.06), "term": (-0.1, 0.1), "sum": (-0.01, 0.01),
+               "inv_r": (0.0, 1.9), "gauss": (0.0, 0.4)}
+REAL_ALL = {"phi", "sum", "inv_r", "gauss"}
+#: nint rounded down (floor): dred in [0, 1), dterm (two lattice lengths) overflows.
+FLOOR_NINT = ("fixed:28:half_up:saturate,ewald_real.nint=fixed:28:floor,"
+              "ewald_real.t=fixed:28:zero")
+
+
+@pytest.mark.parametrize("spec, ranges, expect", [
+    ("fixed:32", None, set()),
+    ("fixed:64", None, set()),
+    ("fixed:26:half_even:wrap", REAL_NARROW, REAL_ALL),
+    ("fixed:30:stochastic:saturate", REAL_NARROW, REAL_ALL | {"term"}),
+    (FLOOR_NINT, {"phi": (0.0, 0.06)}, {"dterm", "phi"})])
+def test_ewald_real_is_bit_exact(spec, ranges, expect):
+    cell = Cell(SKEWED)
+    q = np.array([1.0, -1.0, 2.0])
+    params = ewald_parameters(cell, q, 1e-6)
+    seed, step = 11, 5
+    ev = EwaldEvaluator(cell, q, params, spec, ranges={"ewald_real": ranges or {}},
+                        seed=seed)
+    ks, kp = ev.ks, ev.ks["ewald_real"]
+    x = np.random.default_rng(8).normal(scale=2.0, size=(2, 3, 3))
+    x[1, 2] = x[1, 0] + [0.3, -0.2, 0.25]  # a close pair: large phi and term
+    fw = ks.encode("ewald_real", "frac", ev.fractional(x), step)
+    cv = ks.context("ewald_real", step)
+    out = np.zeros(2, np.int64)
+    K.real_kernel(cv, fw, ev._lat, ev._img, ev.charges, ev._par, ev._coef, out)
+    got = reported("ewald_real", ks.report("ewald_real", cv))
+
+    ref = Ref(kp, step_seed(seed, step))
+    frac = words(kp, "frac", fw)
+    img = ev._img.tolist()
+    for w in range(2):
+        ref.p = w
+        total, n_in = oracle_real_walker(ref, frac[w], ev._lat.tolist(), img, q, ev._par,
+                                         F.COEFFICIENTS.tolist())
+        assert n_in > 20, n_in  # many images of every pair inside the cut-off
+        assert R.value(int(out[w]), kp.format_of("sum")) == total, w
+    assert got == ref.events, (got, ref.events)
+    assert {f"ewald_real.{v}" for v in expect} <= set(ref.events), ref.events
+    assert bool(ref.events) == bool(expect)
+
+
+# ----------------------------------------------------------------- jastrow_u --
+def make_params(lattice, c=3, n_p=0, seed=0):
+    """4 electrons (2 up), random coefficients of natural size (beta_l ~ 0.3)."""
+    cell = Cell(lattice)
+    rng = np.random.default_rng(seed)
+    big_l = cell.inscribed_radius
+    powers = np.r_[0, 2:7] + c
+
+    def alpha():
+        return list(rng.normal(size=6) * 0.3 / big_l ** powers)
+    return J.jastrow_parameters(cell, 4, 2, c=c, alpha_parallel=alpha(),
+                                alpha_antiparallel=alpha(),
+                                p_coefficients=list(rng.normal(size=n_p) * 0.05))
+
+
+def jastrow_walkers(params):
+    """(positions (2, 4, dim), new positions of electron 1 (2, dim)): each walker has a
+    parallel pair (0, 1) and an antiparallel pair (0, 2, across a cell face) within L_u."""
+    cell, dim = params.cell, params.cell.dim
+    rng = np.random.default_rng(3)
+    x = rng.normal(scale=2.0, size=(2, 4, dim))
+    a = np.asarray(cell.lattice)
+    off = rng.normal(size=(2, 3, dim))
+    off *= params.cutoff / np.linalg.norm(off, axis=2, keepdims=True)
+    off *= np.array([0.35, 0.7])[:, None, None]
+    x[:, 1] = x[:, 0] + off[:, 0]
+    x[:, 2] = x[:, 0] + a[0] - a[1] + off[:, 1]
+    new = x[:, 3] + off[:, 2]  # electron 1 moves next to electron 3 (antiparallel)
+    return x, new
+
+
+def run_jastrow(ev, name, x, new, imove, step):
+    """The compiled kernel ``name`` on positions x, the move of electron ``imove`` to
+    ``new`` (imove < 0: the full evaluation): (fractional words, new words, out_sum,
+    out_grad, out_lap, the call's reported events), as ``JastrowEvaluator._run`` calls it."""
+    ks = ev.ks
+    f = ev.fractional(x)
+    fw = ks.encode(name, "frac", f, step)
+    fn = ks.encode(name, "frac", np.ascontiguousarray(ev.fractional(new)), step)
+    nw, n = f.shape[:2]
+    out_sum = np.zeros((nw, 2), np.int64)
+    out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
+    out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
+    cv = ks.context(name, step)
+    if name == "jastrow_u":
+        JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, ev._ucoef, ev._upar,
+                    np.int64(ev.params.c), np.int64(ev.params.n_up), out_sum, out_grad,
+                    out_lap)
+    else:
+        JK.p_kernel(cv, fw, fn, np.int64(imove), ev._gint, ev._pcoef, np.int64(ev._nmax),
+                    ev.params.cell.dim == 3, out_sum, out_grad, out_lap)
+    return fw, fn, out_sum, out_grad, out_lap, reported(name, ks.report(name, cv))
+
+
+def oracle_u_pair(ref, s, cf, par, cpow):
+    """(u, u'/r, u'' + (dim-1) u'/r) at s = r**2; ``cf`` (3, N_u + 1) floats."""
+    inv_r = ref.rsqrt(s, "inv_r")
+    x = ref.r(ref.r(s * inv_r, "r") * ref.r(float(par[1]), "inv_l"), "x")
+    y = ref.r(x - ref.r(float(par[7]), "one"), "y")
+    yc2 = ref.r(1.0, "yp")
+    for _ in range(cpow - 2):
+        yc2 = ref.r(yc2 * y, "yp")
+    yc1 = ref.r(yc2 * y, "yp")
+    yc = ref.r(yc1 * y, "yp")
+    n = len(cf[0])
+    q, dq, d2q = (ref.r(float(cf[0][n - 1]), "q"), ref.r(float(cf[1][n - 1]), "dq"),
+                  ref.r(float(cf[2][n - 1]), "d2q"))
+    for k in range(n - 2, -1, -1):
+        q = ref.r(ref.r(q * x, "qx") + ref.r(float(cf[0][k]), "coef"), "q")
+        dq = ref.r(ref.r(dq * x, "dqx") + ref.r(float(cf[1][k]), "dcoef"), "dq")
+        d2q = ref.r(ref.r(d2q * x, "d2qx") + ref.r(float(cf[2][k]), "d2coef"), "d2q")
+
+    def kyq(p, a, b):  # int_p (a b)
+        return ref.r(ref.r(float(par[p]), "int") * ref.r(a * b, "yq"), "kyq")
+    u = ref.r(yc * q, "u")
+    dux = ref.r(kyq(3, yc1, q) + ref.r(yc * dq, "yq"), "dux")
+    d2ux = ref.r(ref.r(kyq(4, yc2, q) + kyq(5, yc1, dq), "d2ux") + ref.r(yc * d2q, "yq"),
+                 "d2ux")
+    du = ref.r(dux * ref.r(float(par[1]), "inv_l"), "du")
+    d2u = ref.r(d2ux * ref.r(float(par[2]), "inv_l2"), "d2u")
+    dur = ref.r(du * inv_r, "dur")
+    lterm = ref.r(d2u + ref.r(ref.r(float(par[6]), "dim1") * dur, "ddur"), "lterm")
+    return u, dur, lterm
+
+
+def oracle_u_electron(ref, f, i, fi, lat, img, coef, par, cpow, n_up, half, spins):
+    """Electron i at fi: (its u terms for the sum (only j > i if half), grad (3), lap);
+    counts the in-cut pairs per spin kind in ``spins``."""
+    terms, g, lt = [], ([], [], []), []
+    cut2 = ref.r(float(par[0]), "cut2")
+    for j in range(len(f)):
+        if j == i:
+            continue
+        parallel = (j < n_up) == (i < n_up)
+        cf = coef[0] if parallel else coef[1]
+        d = oracle_displacement(ref, fi, f[j], lat)
+        for m in range(len(img)):
+            de, s = oracle_image(ref, d, img[m])
+            if s < cut2:
+                spins[parallel] += 1
+                u, dur, lterm = oracle_u_pair(ref, s, cf, par, cpow)
+                if j > i or not half:
+                    terms.append(u)
+                for c in range(3):
+                    g[c].append(ref.r(dur * de[c], "g"))
+                lt.append(lterm)
+    return terms, [ref.acc(t, "grad") for t in g], ref.acc(lt, "lap")
+
+
+#: Too narrow on purpose: u'/r, its (dim - 1) multiple, the gradient and Laplacian sums
+#: and J overflow.
+U_NARROW = {"dur": (-0.45, 0.45), "ddur": (-0.45, 0.45), "grad": (-0.2, 0.2),
+            "lap": (-0.9, 0.9), "sum": (-0.05, 0.05)}
+#: The powers of y too narrow (its const 1 overflows: u and its derivatives collapse).
+U_YP = {"yp": (-0.4, 0.4), "sum": (-0.05, 0.05)}
+U_ALL = {"dur", "ddur", "grad", "lap", "sum"}
+
+
+@pytest.mark.parametrize("lattice, c, spec, ranges, expect", [
+    (SKEWED, 3, "fixed:32", None, set()),
+    (SKEWED, 3, "fixed:64", None, set()),
+    (SKEWED, 3, "fixed:26:half_even:wrap", U_NARROW, U_ALL - {"grad"}),
+    (SKEWED, 2, "fixed:30:stochastic:saturate", U_NARROW, U_ALL),
+    (SKEWED, 3, "fixed:30:half_away:saturate", U_YP, {"yp"}),
+    (SKEWED_2D, 3, "fixed:32", None, set()),
+    (SKEWED_2D, 2, "fixed:28:half_up:wrap,jastrow_u.nint=fixed:28:stochastic", U_NARROW,
+     U_ALL - {"ddur"})])
+def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
+    params = make_params(lattice, c=c)
+    seed, step = 13, 2
+    ev = JastrowEvaluator(params, spec, ranges={"jastrow_u": ranges or {}}, seed=seed)
+    kp = ev.ks["jastrow_u"]
+    x, new = jastrow_walkers(params)
+    lat, img, coef, par = (ev._lat.tolist(), ev._img.tolist(), ev._ucoef.tolist(),
+                           ev._upar.tolist())
+    events = {}
+    spins = [0, 0]
+    for imove in (-1, 1):
+        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, "jastrow_u", x, new, imove,
+                                                              step)
+        ref = Ref(kp, step_seed(seed, step))
+        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
+        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
+                             words(kp, "lap", out_lap))
+        for w in range(2):
+            ref.p = w
+            args = (lat, img, coef, par, params.c, params.n_up)
+            if imove < 0:
+                terms = []
+                for i in range(4):
+                    t, g, lp = oracle_u_electron(ref, f[w], i, f[w][i], *args, True, spins)
+                    terms += t
+                    assert grads[w][i] == g, (w, i)
+                    assert laps[w][i] == lp, (w, i)
+                assert sums[w] == [ref.acc(terms, "sum"), 0], w
+            else:
+                old = oracle_u_electron(ref, f[w], imove, f[w][imove], *args, False, spins)[0]
+                t, g, _ = oracle_u_electron(ref, f[w], imove, fnew[w], *args, False, spins)
+                assert sums[w] == [ref.acc(old, "sum"), ref.acc(t, "sum")], w
+                assert grads[w] == [g], w
+                assert laps[w] == [0], w
+        assert got == ref.events, (imove, got, ref.events)
+        for k, n in ref.events.items():
+            events[k] = events.get(k, 0) + n
+    assert min(spins) >= 4, spins  # both spin kinds inside L_u in every call
+    assert {f"jastrow_u.{v}" for v in expect} <= set(events), events
+    assert bool(events) == bool(expect)
+
+
+# ----------------------------------------------------------------- jastrow_p --
+def oracle_powers(ref, df, nmax):
+    """{m: (Re, Im) of e^{2 pi i m df}}, m = -nmax..nmax, as the kernel buffers them."""
+    c = ref.cos_turns(df, "cos")
+    s = ref.cos_turns(df, "sin", quarter=1)
+    zero, re, im = ref.r(0.0, "pw"), ref.r(1.0, "pw"), ref.r(0.0, "pw")
+    buf = {0: (re, im)}
+    for m in range(1, nmax + 1):
+        re, im = (ref.r(ref.r(re * c, "pp") - ref.r(im * s, "pp"), "pw"),
+                  ref.r(ref.r(re * s, "pp") + ref.r(im * c, "pp"), "pw"))
+        buf[m] = (re, im)
+        buf[-m] = (re, ref.r(zero - im, "pw"))
+    return buf
+
+
+def oracle_times(ref, a, b):
+    """The complex product a b of (Re, Im) pairs: products pp, components zz."""
+    return (ref.r(ref.r(a[0] * b[0], "pp") - ref.r(a[1] * b[1], "pp"), "zz"),
+            ref.r(ref.r(a[0] * b[1], "pp") + ref.r(a[1] * b[0], "pp"), "zz"))
+
+
+def oracle_p_electron(ref, f, i, fi, gint, pcoef, nmax, three, half):
+    """Electron i at fi: (its p terms for the sum (only j > i if half), grad (3), lap)."""
+    terms, g, lt = [], ([], [], []), []
+    for j in range(len(f)):
+        if j == i:
+            continue
+        bufs = [oracle_powers(ref, ref.r(fi[k] - f[j][k], "dfrac"), nmax)
+                for k in range(3 if three else 2)]
+        for n, a in zip(gint, pcoef):
+            z = oracle_times(ref, bufs[0][n[0]], bufs[1][n[1]])
+            if three:
+                z = oracle_times(ref, z, bufs[2][n[2]])
+            if j > i or not half:
+                terms.append(ref.r(ref.r(float(a[0]), "ag") * z[0], "pterm"))
+            for c in range(3):
+                g[c].append(ref.r(ref.r(float(a[1 + c]), "agc") * z[1], "gterm"))
+            lt.append(ref.r(ref.r(float(a[4]), "ag2") * z[0], "lterm"))
+    return terms, [ref.acc(t, "grad") for t in g], ref.acc(lt, "lap")
+
+
+#: Too narrow on purpose: the powers (the const 1 too), their products, the G-space
+#: products and the three sums overflow.
+P_NARROW = {"pw": (-0.7, 0.7), "pp": (-0.45, 0.45), "zz": (-0.45, 0.45),
+            "sum": (-0.02, 0.02), "grad": (-0.05, 0.05), "lap": (-0.1, 0.1)}
+#: Only the sums too narrow.
+P_SUMS = {"sum": (-0.02, 0.02), "grad": (-0.05, 0.05), "lap": (-0.1, 0.1)}
+
+
+@pytest.mark.parametrize("lattice, spec, ranges, expect", [
+    (SKEWED, "fixed:32", None, set()),
+    (SKEWED, "fixed:64", None, set()),
+    (SKEWED, "fixed:26:half_even:wrap", P_NARROW, set(P_NARROW) - {"zz"}),
+    (SKEWED, "fixed:30:stochastic:saturate", P_NARROW, set(P_NARROW)),
+    (SKEWED, "fixed:24:half_away:saturate", P_SUMS, set(P_SUMS)),
+    (SKEWED_2D, "fixed:32", None, set()),
+    (SKEWED_2D, "fixed:28:floor:wrap,jastrow_p.zz=fixed:28:stochastic:saturate", P_NARROW,
+     set(P_NARROW) - {"zz"})])
+def test_jastrow_p_is_bit_exact(lattice, spec, ranges, expect):
+    params = make_params(lattice, n_p=14 if len(lattice) == 3 else 6)
+    seed, step = 17, 4
+    ev = JastrowEvaluator(params, spec, ranges={"jastrow_p": ranges or {}}, seed=seed)
+    kp = ev.ks["jastrow_p"]
+    three = params.cell.dim == 3
+    assert ev._nmax == 2
+    x, new = jastrow_walkers(params)
+    gint, pcoef = ev._gint.tolist(), ev._pcoef.tolist()
+    events = {}
+    for imove in (-1, 1):
+        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, "jastrow_p", x, new, imove,
+                                                              step)
+        ref = Ref(kp, step_seed(seed, step))
+        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
+        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
+                             words(kp, "lap", out_lap))
+        for w in range(2):
+            ref.p = w
+            args = (gint, pcoef, ev._nmax, three)
+            if imove < 0:
+                terms = []
+                for i in range(4):
+                    t, g, lp = oracle_p_electron(ref, f[w], i, f[w][i], *args, True)
+                    terms += t
+                    assert grads[w][i] == g, (w, i)
+                    assert laps[w][i] == lp, (w, i)
+                assert sums[w] == [ref.acc(terms, "sum"), 0], w
+            else:
+                old = oracle_p_electron(ref, f[w], imove, f[w][imove], *args, False)[0]
+                t, g, _ = oracle_p_electron(ref, f[w], imove, fnew[w], *args, False)
+                assert sums[w] == [ref.acc(old, "sum"), ref.acc(t, "sum")], w
+                assert grads[w] == [g], w
+                assert laps[w] == [0], w
+        assert got == ref.events, (imove, got, ref.events)
+        for k, n in ref.events.items():
+            events[k] = events.get(k, 0) + n
+    assert {f"jastrow_p.{v}" for v in expect} <= set(events), events
+    assert bool(events) == bool(expect)

@@ -3,6 +3,7 @@ weight, persistent-walker capping, the target population at every stage, and fla
 stages whose energy series or population went wrong (never averaged in silently)."""
 
 import numpy as np
+import pytest
 
 from fixedqmc.run import run
 from fixedqmc.run.runner import estimate
@@ -24,6 +25,7 @@ def he3(tmp_path, name, cutoff):
     return run(overrides=cfg, progress=False)
 
 
+@pytest.mark.slow
 def test_extreme_local_energy_without_cutoff_is_flagged_and_with_cutoff_is_harmless(tmp_path):
     raw = he3(tmp_path, "raw", 0.0)
     dmc = raw.trace[raw.trace.stage == "dmc_tau0.02"]

@@ -44,8 +44,9 @@ def test_outputs_and_summary(tmp_path):
     assert not (out / "checkpoint.pkl").exists()
 
 
-@pytest.mark.parametrize("extra, precision", [(None, "float64"), (DMC, "float64"),
-                                              (None, "potential=fixed:24:stochastic")])
+@pytest.mark.parametrize("extra, precision", [
+    (None, "float64"), (DMC, "float64"),
+    pytest.param(None, "potential=fixed:24:stochastic", marks=pytest.mark.slow)])
 def test_interrupted_run_resumes_to_identical_bits(tmp_path, extra, precision):
     whole = run(overrides=small(tmp_path, "whole", extra, precision), progress=False)
     cfg = small(tmp_path, "parts", extra, precision)

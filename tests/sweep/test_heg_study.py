@@ -34,6 +34,7 @@ def case(study, tmp_path_factory):
     return study, summary, out
 
 
+@pytest.mark.slow  # the tiny study case: minutes of sweeps
 def test_paired_table_rows_and_columns(case):
     _, summary, out = case
     t = pd.read_csv(out / "heg3d" / "paired.csv")
@@ -55,6 +56,7 @@ def test_paired_table_rows_and_columns(case):
     assert sorted(answer.kernels) == sorted(KERNELS)
 
 
+@pytest.mark.slow  # the tiny study case: minutes of sweeps
 def test_fixed16_and_float32_change_the_energy_float64_does_not(case):
     _, _, out = case
     t = pd.read_csv(out / "heg3d" / "paired.csv")
@@ -78,6 +80,7 @@ def test_fixed16_and_float32_change_the_energy_float64_does_not(case):
     assert (sp.seconds_per_eval > 0).all() and (sp.threads == 1).all()
 
 
+@pytest.mark.slow  # the tiny study case: minutes of sweeps
 def test_report_table_and_figure(case, tmp_path):
     study, summary, out = case
     text = study.markdown([summary], out)

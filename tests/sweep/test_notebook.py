@@ -14,7 +14,12 @@ NOTEBOOK_CHECKS = {"helium_bitwidth": (), "h2_lattice_bitwidth": (),
                    "heg_precision": ("ewald_recip", "speed vs float64")}
 
 
-@pytest.mark.parametrize("name", list(NOTEBOOK_CHECKS))
+#: the H2 lattice notebook samples 8 H2 and sweeps every kernel: minutes on 2 cores
+SLOW = {"h2_lattice_bitwidth"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in NOTEBOOK_CHECKS])
 def test_notebook_runs(tmp_path, name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(nb, timeout=900, kernel_name="python3",

@@ -113,6 +113,7 @@ def test_bad_kernel_and_tolerance(tmp_path):
         sweep(overrides=SMALL, widths="20", tolerance=-1.0)
 
 
+@pytest.mark.slow
 def test_full_mode_and_float32_row(tmp_path):
     res = sweep(overrides={**SMALL, "output": str(tmp_path / "f")}, widths="24",
                 kernels="potential", mode="both", workers=1, progress=False)

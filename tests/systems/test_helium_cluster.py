@@ -151,6 +151,7 @@ def test_fixed_sums_do_not_depend_on_the_order_of_the_pairs(reference):
     np.testing.assert_allclose(a.grad[:, perm], b.grad, atol=8 * lsb, rtol=0)
 
 
+@pytest.mark.slow  # compiles the typed (specialised) pair kernel: minutes
 def test_quiet_pass_with_overflow_equals_the_counting_kernel_bit_for_bit(reference):
     """The vectorised quiet pass (compile-time formats) carries overflow events in its
     values and recomputes an overflowing walker in the counting pass; the run-time-format

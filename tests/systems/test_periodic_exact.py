@@ -36,10 +36,10 @@ walkers, 3D and 2D, C = 3 and 2)
     ``cut2``: ``inv_r``, ``r``, ``x = r inv_l``, ``y = x - one``, the powers ``yp`` (from
     the const 1, C - 2 products, then y**(C-1), y**C), the three Horner sums ``q``, ``dq``,
     ``d2q`` (products ``qx``, ``dqx``, ``d2qx``, coefficients ``coef``, ``dcoef``,
-    ``d2coef``), ``u = y**C q``, ``dux = kyq + yq``, ``d2ux = (kyq + kyq) + yq`` (``yq`` a
-    power of y times a Horner sum, ``kyq = int yq``, consts ``int``), ``du = dux inv_l``, ``d2u =
-    d2ux inv_l2``, ``dur = du inv_r``, ``lterm = d2u + dim1 dur`` (``ddur``); ``g = dur
-    de_c`` into the accumulators ``grad``, ``lterm`` into ``lap``, ``u`` into ``sum`` (full
+    ``d2coef``), ``u = y**C q``, ``dux = kyq + yq``, ``d2ux = (kyq + kyq) + yq`` (``yq``
+    a power of y times a Horner sum, ``kyq = int yq``, consts ``int``), ``du = dux inv_l``,
+    ``d2u = d2ux inv_l2``, ``dur = du inv_r``, ``lterm = d2u + dim1 dur`` (``ddur``); ``g =
+    dur de_c`` into the accumulators ``grad``, ``lterm`` into ``lap``, ``u`` into ``sum`` (full
     evaluation: one accumulator over every pair i < j; a move of electron i: one for the
     old and one for the new place, over j != i, each with its own grad and lap sums).
 ``jastrow_p`` (same electrons and cells, G vectors up to nmax = 2)
@@ -240,7 +240,8 @@ def oracle_real_walker(ref, frac, lat, img, q, par, coef):
 REAL_NARROW = {"phi": (0.0, 0.06), "term": (-0.1, 0.1), "sum": (-0.01, 0.01),
                "inv_r": (0.0, 1.9), "gauss": (0.0, 0.4)}
 REAL_ALL = {"phi", "sum", "inv_r", "gauss"}
-#: nint rounded down (floor): dred in [0, 1), dterm (two lattice lengths) overflows.
+#: nint rounded down (floor): dred in [0, 1), so dterm (up to 3 bohr) overflows; t rounded
+#: toward zero, the rest half up.
 FLOOR_NINT = ("fixed:28:half_up:saturate,ewald_real.nint=fixed:28:floor,"
               "ewald_real.t=fixed:28:zero")
 

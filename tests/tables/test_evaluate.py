@@ -155,7 +155,8 @@ def test_float32_path_close_to_float64(table):
 
 
 # ------------------------------------------------------------------------ fixed paths --
-@pytest.mark.parametrize("spec", [FIXED16, FIXED48, COEF_SPEC])
+@pytest.mark.parametrize("spec", [FIXED16, pytest.param(FIXED48, marks=pytest.mark.slow),
+                                  COEF_SPEC])
 @settings(max_examples=4)
 @given(seed=st.integers(0, 2**32 - 1),
        extra=st.lists(st.floats(0.0, 300.0), max_size=20))

@@ -400,6 +400,42 @@ U_YP = {"yp": (-0.4, 0.4), "sum": (-0.05, 0.05)}
 U_ALL = {"dur", "ddur", "grad", "lap", "sum"}
 
 
+def check_jastrow_kernel(ev, name, params, step, seed, electron) -> dict:
+    """Run kernel ``name`` of evaluator ``ev`` on :func:`jastrow_walkers` (full evaluation,
+    then a move of electron 1) and compare every word and the overflow counts with the
+    oracle ``electron(ref, f, i, position, full) -> (terms, grad, lap)``; returns the
+    events of both calls."""
+    kp = ev.ks[name]
+    x, new = jastrow_walkers(params)
+    events = {}
+    for imove in (-1, 1):
+        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, name, x, new, imove, step)
+        ref = Ref(kp, step_seed(seed, step))
+        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
+        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
+                             words(kp, "lap", out_lap))
+        for w in range(2):
+            ref.p = w
+            if imove < 0:
+                terms = []
+                for i in range(params.n_electrons):
+                    t, g, lp = electron(ref, f[w], i, f[w][i], True)
+                    terms += t
+                    assert grads[w][i] == g, (w, i)
+                    assert laps[w][i] == lp, (w, i)
+                assert sums[w] == [ref.acc(terms, "sum"), 0], w
+            else:
+                old = electron(ref, f[w], imove, f[w][imove], False)[0]
+                t, g, _ = electron(ref, f[w], imove, fnew[w], False)
+                assert sums[w] == [ref.acc(old, "sum"), ref.acc(t, "sum")], w
+                assert grads[w] == [g], w
+                assert laps[w] == [0], w
+        assert got == ref.events, (imove, got, ref.events)
+        for k, n in ref.events.items():
+            events[k] = events.get(k, 0) + n
+    return events
+
+
 @pytest.mark.parametrize("lattice, c, spec, ranges, expect", [
     (SKEWED, 3, "fixed:32", None, set()),
     (SKEWED, 3, "fixed:64", None, set()),
@@ -413,39 +449,14 @@ def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
     params = make_params(lattice, c=c)
     seed, step = 13, 2
     ev = JastrowEvaluator(params, spec, ranges={"jastrow_u": ranges or {}}, seed=seed)
-    kp = ev.ks["jastrow_u"]
-    x, new = jastrow_walkers(params)
     lat, img, coef, par = (ev._lat.tolist(), ev._img.tolist(), ev._ucoef.tolist(),
                            ev._upar.tolist())
-    events = {}
     spins = [0, 0]
-    for imove in (-1, 1):
-        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, "jastrow_u", x, new, imove,
-                                                              step)
-        ref = Ref(kp, step_seed(seed, step))
-        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
-        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
-                             words(kp, "lap", out_lap))
-        for w in range(2):
-            ref.p = w
-            args = (lat, img, coef, par, params.c, params.n_up)
-            if imove < 0:
-                terms = []
-                for i in range(4):
-                    t, g, lp = oracle_u_electron(ref, f[w], i, f[w][i], *args, True, spins)
-                    terms += t
-                    assert grads[w][i] == g, (w, i)
-                    assert laps[w][i] == lp, (w, i)
-                assert sums[w] == [ref.acc(terms, "sum"), 0], w
-            else:
-                old = oracle_u_electron(ref, f[w], imove, f[w][imove], *args, False, spins)[0]
-                t, g, _ = oracle_u_electron(ref, f[w], imove, fnew[w], *args, False, spins)
-                assert sums[w] == [ref.acc(old, "sum"), ref.acc(t, "sum")], w
-                assert grads[w] == [g], w
-                assert laps[w] == [0], w
-        assert got == ref.events, (imove, got, ref.events)
-        for k, n in ref.events.items():
-            events[k] = events.get(k, 0) + n
+
+    def electron(ref, fw, i, pos, full):
+        return oracle_u_electron(ref, fw, i, pos, lat, img, coef, par, params.c, params.n_up,
+                                 full, spins)
+    events = check_jastrow_kernel(ev, "jastrow_u", params, step, seed, electron)
     assert min(spins) >= 4, spins  # both spin kinds inside L_u in every call
     assert {f"jastrow_u.{v}" for v in expect} <= set(events), events
     assert bool(events) == bool(expect)
@@ -513,38 +524,12 @@ def test_jastrow_p_is_bit_exact(lattice, spec, ranges, expect):
     params = make_params(lattice, n_p=14 if len(lattice) == 3 else 6)
     seed, step = 17, 4
     ev = JastrowEvaluator(params, spec, ranges={"jastrow_p": ranges or {}}, seed=seed)
-    kp = ev.ks["jastrow_p"]
     three = params.cell.dim == 3
     assert ev._nmax == 2
-    x, new = jastrow_walkers(params)
     gint, pcoef = ev._gint.tolist(), ev._pcoef.tolist()
-    events = {}
-    for imove in (-1, 1):
-        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, "jastrow_p", x, new, imove,
-                                                              step)
-        ref = Ref(kp, step_seed(seed, step))
-        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
-        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
-                             words(kp, "lap", out_lap))
-        for w in range(2):
-            ref.p = w
-            args = (gint, pcoef, ev._nmax, three)
-            if imove < 0:
-                terms = []
-                for i in range(4):
-                    t, g, lp = oracle_p_electron(ref, f[w], i, f[w][i], *args, True)
-                    terms += t
-                    assert grads[w][i] == g, (w, i)
-                    assert laps[w][i] == lp, (w, i)
-                assert sums[w] == [ref.acc(terms, "sum"), 0], w
-            else:
-                old = oracle_p_electron(ref, f[w], imove, f[w][imove], *args, False)[0]
-                t, g, _ = oracle_p_electron(ref, f[w], imove, fnew[w], *args, False)
-                assert sums[w] == [ref.acc(old, "sum"), ref.acc(t, "sum")], w
-                assert grads[w] == [g], w
-                assert laps[w] == [0], w
-        assert got == ref.events, (imove, got, ref.events)
-        for k, n in ref.events.items():
-            events[k] = events.get(k, 0) + n
+
+    def electron(ref, fw, i, pos, full):
+        return oracle_p_electron(ref, fw, i, pos, gint, pcoef, ev._nmax, three, full)
+    events = check_jastrow_kernel(ev, "jastrow_p", params, step, seed, electron)
     assert {f"jastrow_p.{v}" for v in expect} <= set(events), events
     assert bool(events) == bool(expect)

@@ -13,7 +13,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic.cell import Cell, bcc, fcc, hexagonal, simple_cubic, square
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, lattice3
-from fixedqmc.systems.periodic.ewald import (balanced_gamma, ewald_energy, ewald_parameters,
+from fixedqmc.systems.periodic.ewald import (COST_RATIO, balanced_gamma, ewald_energy, ewald_parameters,
                                              move_energy, structure_factors)
 
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
@@ -186,7 +186,8 @@ def test_parameter_rule_reports_its_accuracy():
     q = np.ones(10)
     for acc in (1e-6, 1e-10, 1e-14):
         p = ewald_parameters(cell, q, acc)
-        assert p.gamma == pytest.approx(math.sqrt(math.pi) * (10 / cell.volume ** 2) ** (1 / 6))
+        assert p.gamma == pytest.approx(math.sqrt(math.pi)
+                                        * (COST_RATIO * 10 / cell.volume ** 2) ** (1 / 6))
         assert p.relative_error <= acc * (1 + 1e-6)
         assert p.relative_error >= 0.5 * acc  # the smallest cut-offs that reach it
     lo = ewald_parameters(cell, q, 1e-6)

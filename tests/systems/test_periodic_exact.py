@@ -11,11 +11,12 @@ narrower words force overflow events, saturated or wrapped).
 
 ``ewald_recip`` (:mod:`fixedqmc.systems.periodic.kernels`; 3 charges, 3 G vectors, 2
 walkers)
-    per G the integer coordinates ``gint`` (const), per charge ``nf = gint_k frac_k`` and
-    the accumulator ``phase``, ``q`` (const), ``cos``/``sin`` = the kernel cosine of the
-    64-bit turn of the phase (``reference.cos_turn64``; sine as the cosine a quarter turn
-    earlier), ``qcos``, ``qsin`` into the accumulators ``sre``, ``sim``; then ``sq``,
-    ``mag``, ``weight`` (const), ``wterm`` into ``sum``.
+    per charge and axis the phasor powers of :mod:`fixedqmc.systems.periodic.phasors`
+    (``cos``/``sin`` = the kernel cosine of the 64-bit turn of the coordinate,
+    ``reference.cos_turn64``, sine as the cosine a quarter turn earlier; powers by complex
+    products ``pp`` into ``pw``, negative powers as conjugates); per G the product of the
+    three powers (``pp``, ``zz``), ``q`` (const), ``qcos``, ``qsin`` into the accumulators
+    ``sre``, ``sim``; then ``sq``, ``mag``, ``weight`` (const), ``wterm`` into ``sum``.
 The pair geometry (:mod:`fixedqmc.systems.periodic.pair_geometry`, shared by ``ewald_real``
 and ``jastrow_u``)
     ``dfrac = f_i - f_j``, ``nint`` = dfrac rounded to an integer with nint's own rounding
@@ -75,7 +76,7 @@ from fixedqmc.systems.periodic import jastrow_kernels as JK
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
-from fixedqmc.systems.periodic.ewald import ewald_parameters
+from fixedqmc.systems.periodic.ewald import COST_RATIO, balanced_gamma, ewald_parameters
 from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
@@ -127,18 +128,41 @@ def reported(name, counts):
     return {f"{name}.{v}": n for v, n in counts.items() if n}
 
 
+# ------------------------------------------------------------------- phasors --
+def oracle_powers(ref, df, nmax):
+    """{m: (Re, Im) of e^{2 pi i m df}}, m = -nmax..nmax, as the kernel buffers them."""
+    c = ref.cos_turns(df, "cos")
+    s = ref.cos_turns(df, "sin", quarter=1)
+    zero, re, im = ref.r(0.0, "pw"), ref.r(1.0, "pw"), ref.r(0.0, "pw")
+    buf = {0: (re, im)}
+    for m in range(1, nmax + 1):
+        re, im = (ref.r(ref.r(re * c, "pp") - ref.r(im * s, "pp"), "pw"),
+                  ref.r(ref.r(re * s, "pp") + ref.r(im * c, "pp"), "pw"))
+        buf[m] = (re, im)
+        buf[-m] = (re, ref.r(zero - im, "pw"))
+    return buf
+
+
+def oracle_times(ref, a, b):
+    """The complex product a b of (Re, Im) pairs: products pp, components zz."""
+    return (ref.r(ref.r(a[0] * b[0], "pp") - ref.r(a[1] * b[1], "pp"), "zz"),
+            ref.r(ref.r(a[0] * b[1], "pp") + ref.r(a[1] * b[0], "pp"), "zz"))
+
+
+
 # --------------------------------------------------------------- ewald_recip --
-def oracle_recip_walker(ref, frac, gint, q, weight):
+def oracle_recip_walker(ref, frac, gint, q, weight, nmax):
     """(sum, [(Re S, Im S) per G]) of one walker: frac (N, 3) Fractions."""
+    bufs = [[oracle_powers(ref, frac[j][k], nmax) for k in range(3)] for j in range(len(q))]
     wterms, s = [], []
-    for g in range(len(gint)):
-        n = [ref.r(int(gint[g][k]), "gint") for k in range(3)]
+    for g, n in enumerate(gint):
         cre, cim = [], []
         for j in range(len(q)):
-            ph = ref.acc([ref.r(n[k] * frac[j][k], "nf") for k in range(3)], "phase")
+            z = oracle_times(ref, bufs[j][0][n[0]], bufs[j][1][n[1]])
+            z = oracle_times(ref, z, bufs[j][2][n[2]])
             qj = ref.r(float(q[j]), "q")
-            cre.append(ref.r(qj * ref.cos_turns(ph, "cos"), "qcos"))
-            cim.append(ref.r(qj * ref.cos_turns(ph, "sin", quarter=1), "qsin"))
+            cre.append(ref.r(qj * z[0], "qcos"))
+            cim.append(ref.r(qj * z[1], "qsin"))
         re, im = ref.acc(cre, "sre"), ref.acc(cim, "sim")
         s.append((re, im))
         mag = ref.r(ref.r(re * re, "sq") + ref.r(im * im, "sq"), "mag")
@@ -161,13 +185,14 @@ def test_ewald_recip_is_bit_exact(spec, narrow):
     ev = EwaldEvaluator(cell, q, params, spec, ranges=ranges, seed=seed)
     ks = ev.ks
     x = np.random.default_rng(4).normal(scale=2.0, size=(2, 3, 3))
-    gint = np.ascontiguousarray(pad3(params.gints[:3].astype(np.float64)))
+    gint = np.ascontiguousarray(pad3(params.gints[:3]).astype(np.int64))
+    nmax = int(np.abs(gint).max())
     weight = np.ascontiguousarray(params.weights[:3])
     fw = ks.encode("ewald_recip", "frac", ev.fractional(x), step)
     cv = ks.context("ewald_recip", step)
     out = np.zeros(2, np.int64)
     out_s = np.zeros((2, 3, 2), np.int64)
-    K.recip_kernel(cv, fw, gint, q, weight, out, out_s)
+    K.recip_kernel(cv, fw, gint, q, weight, np.int64(nmax), True, out, out_s)
     ks.report("ewald_recip", cv)
 
     ref = Ref(ks["ewald_recip"], step_seed(seed, step))
@@ -176,7 +201,7 @@ def test_ewald_recip_is_bit_exact(spec, narrow):
             for w in range(2)]
     for w in range(2):
         ref.p = w
-        total, s = oracle_recip_walker(ref, frac[w], gint.tolist(), q, weight)
+        total, s = oracle_recip_walker(ref, frac[w], gint.tolist(), q, weight, nmax)
         assert R.value(int(out[w]), fmt("sum")) == total, w
         for g in range(3):
             assert R.value(int(out_s[w, g, 0]), fmt("sre")) == s[g][0], (w, g)
@@ -255,7 +280,9 @@ FLOOR_NINT = ("fixed:28:half_up:saturate,ewald_real.nint=fixed:28:floor,"
 def test_ewald_real_is_bit_exact(spec, ranges, expect):
     cell = Cell(SKEWED)
     q = np.array([1.0, -1.0, 2.0])
-    params = ewald_parameters(cell, q, 1e-6)
+    # the gamma of equal weights: a small one, so that many images lie inside the cut-off
+    gamma = balanced_gamma(cell, 3) / COST_RATIO ** (1 / 6)
+    params = ewald_parameters(cell, q, 1e-6, gamma=gamma)
     seed, step = 11, 5
     ev = EwaldEvaluator(cell, q, params, spec, ranges={"ewald_real": ranges or {}},
                         seed=seed)
@@ -463,26 +490,6 @@ def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
 
 
 # ----------------------------------------------------------------- jastrow_p --
-def oracle_powers(ref, df, nmax):
-    """{m: (Re, Im) of e^{2 pi i m df}}, m = -nmax..nmax, as the kernel buffers them."""
-    c = ref.cos_turns(df, "cos")
-    s = ref.cos_turns(df, "sin", quarter=1)
-    zero, re, im = ref.r(0.0, "pw"), ref.r(1.0, "pw"), ref.r(0.0, "pw")
-    buf = {0: (re, im)}
-    for m in range(1, nmax + 1):
-        re, im = (ref.r(ref.r(re * c, "pp") - ref.r(im * s, "pp"), "pw"),
-                  ref.r(ref.r(re * s, "pp") + ref.r(im * c, "pp"), "pw"))
-        buf[m] = (re, im)
-        buf[-m] = (re, ref.r(zero - im, "pw"))
-    return buf
-
-
-def oracle_times(ref, a, b):
-    """The complex product a b of (Re, Im) pairs: products pp, components zz."""
-    return (ref.r(ref.r(a[0] * b[0], "pp") - ref.r(a[1] * b[1], "pp"), "zz"),
-            ref.r(ref.r(a[0] * b[1], "pp") + ref.r(a[1] * b[0], "pp"), "zz"))
-
-
 def oracle_p_electron(ref, f, i, fi, gint, pcoef, nmax, three, half):
     """Electron i at fi: (its p terms for the sum (only j > i if half), grad (3), lap)."""
     terms, g, lt = [], ([], [], []), []

@@ -86,11 +86,10 @@ def declared_ranges(params: EwaldParameters, charges) -> dict:
         "arg": (-x_max ** 2, 0), "gauss": (0, 1), "erfc": (0, 1), "phi": (0, 1 / R_MIN),
         "qq": _sym(qmax ** 2), "term": _sym(qmax ** 2 / R_MIN),
         "sum": _sym(qabs ** 2 * (mean + 10 / a))}
-    nmax = float(np.abs(params.gints).max())
     wmax = float(params.weights.max())
     recip = {
-        "frac": (0, 1), "gint": _sym(nmax), "nf": _sym(nmax), "phase": _sym(3 * nmax),
-        "cos": (-1, 1), "sin": (-1, 1), "q": _sym(qmax), "qcos": _sym(qmax),
+        "frac": (0, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1),
+        "pw": (-1, 1), "zz": (-1, 1), "q": _sym(qmax), "qcos": _sym(qmax),
         "qsin": _sym(qmax), "sre": _sym(qabs), "sim": _sym(qabs), "sq": (0, qabs ** 2),
         "mag": (0, qabs ** 2), "weight": (0, wmax), "wterm": (0, wmax * qabs ** 2),
         "sum": (0, float(params.weights.sum()) * qabs ** 2)}
@@ -133,7 +132,8 @@ class EwaldEvaluator:
         self.log = self.ks.log
         self._lat = lattice3(cell.reduced)
         self._img = pad3(self.params.images)
-        self._gint = pad3(self.params.gints.astype(np.float64))
+        self._gint = pad3(self.params.gints).astype(np.int64)
+        self._nmax = int(np.abs(self._gint).max(initial=0))
         self._weights = np.ascontiguousarray(self.params.weights, np.float64)
         p = self.params
         self._par = np.array([p.real_cutoff ** 2, p.gamma, F.P, 1.0, F.T_A, F.T_B,
@@ -172,7 +172,8 @@ class EwaldEvaluator:
         out = np.zeros(f.shape[0], dt)
         out_s = np.zeros((f.shape[0], self._gint.shape[0], 2), dt)
         K.recip_kernel(cv, ks.encode("ewald_recip", "frac", f, step), self._gint,
-                       self.charges, self._weights, out, out_s)
+                       self.charges, self._weights, np.int64(self._nmax), self.cell.dim == 3,
+                       out, out_s)
         ks.report("ewald_recip", cv)
         s = ks.decode("ewald_recip", "sre", out_s[..., 0]) + 1j * ks.decode(
             "ewald_recip", "sim", out_s[..., 1])

@@ -42,17 +42,9 @@ G vectors with zeros.  Each kernel has two modes, chosen by ``imove``:
     ``sum``, ``gterm = agc Im z`` (``agc = -a_G G_c``) into ``grad``, ``lterm = ag2 Re z``
     (``ag2 = -a_G |G|**2``) into ``lap``.
 
-*Fixed-point error of the power construction.*  ``cos_turns`` and ``sin_turns`` read only
-the fractional bits of ``dfrac`` (so no reduction is needed and a whole turn is exact) and
-are within ``2**-59`` plus one rounding of the result.  Each further power is one complex
-multiplication of rounded words, so ``z**m`` carries about ``m`` roundings of ``pp`` and
-``pw`` (errors of order ``m 2**-F``, growing linearly with ``m``, and ``|z**m|`` drifts from
-1 by as much: the ``pw`` format keeps one integer bit so the drift never overflows), and the
-product over the three axes adds two more roundings.  The error of ``cos(G . d)`` is thus
-about ``(|n_0| + |n_1| + |n_2| + 2)`` units of the ``pw``/``pp``/``zz`` formats, against one
-for a direct ``cos_turns(n . dfrac)`` per G: the seed's construction trades a few low bits
-for ``3 nmax`` instead of ``n_G`` transcendental evaluations.  In float32 the same growth
-applies to float32 roundings (relative 6e-8 per step).
+*Fixed-point error of the power construction*: see :mod:`.phasors` (about ``|n_0| + |n_1|
++ |n_2| + 2`` units of the ``pw``/``pp``/``zz`` formats per cosine, for ``3 nmax`` instead
+of ``n_G`` transcendental evaluations per pair).
 
 Constants: ``upar`` = (``cut2``, ``inv_l``, ``inv_l2``, C, C(C-1), 2C, dim - 1, 1) in the
 order of :data:`U_PARAMETERS`; ``ucoef`` (2, 3, N_u + 1): per spin pair (0 parallel, 1
@@ -69,8 +61,9 @@ from numba import njit, prange
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, less, load, mul, n_chunks, store,
                                       sub)
-from fixedqmc.numerics.kernel_ops import cos_turns, rsqrt, sin_turns
+from fixedqmc.numerics.kernel_ops import rsqrt
 from fixedqmc.systems.periodic.pair_geometry import PAIR_VARIABLES, displacement, to_image
+from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, powers, times
 
 U_VARIABLES = PAIR_VARIABLES + (
     ("cut2", "L_u**2 (bohr**2)"),
@@ -112,14 +105,9 @@ U_VARIABLES = PAIR_VARIABLES + (
  YP, COEF, QX, Q, DCOEF, DQX, DQ, D2COEF, D2QX, D2Q, YQ, INT, KYQ, DUX, D2UX, U, DU, INV_L2,
  D2U, DUR, G, GRAD, DIM1, DDUR, LTERM, LAP, SUM) = range(45)
 
-P_VARIABLES = (
+P_VARIABLES = PHASOR_VARIABLES + (
     ("frac", "a reduced fractional coordinate, [0, 1)"),
     ("dfrac", "f_ik - f_jk (turns)"),
-    ("cos", "cos(b'_k . d) = cos_turns(dfrac)"),
-    ("sin", "sin(b'_k . d)"),
-    ("pp", "a product of two components"),
-    ("pw", "a component of a power e^{i m b'_k . d}"),
-    ("zz", "a component of a product of powers; at the end cos or sin of G . d"),
     ("ag", "a_G"),
     ("agc", "-a_G G_c (1/bohr)"),
     ("ag2", "-a_G |G|**2 (1/bohr**2)"),
@@ -130,8 +118,8 @@ P_VARIABLES = (
     ("grad", "grad_i J_p component (sum, 1/bohr)"),
     ("lap", "lap_i J_p (sum, 1/bohr**2)"),
 )
-(P_FRAC, P_DFRAC, P_COS, P_SIN, P_PP, P_PW, P_ZZ, P_AG, P_AGC, P_AG2, P_PTERM, P_GTERM,
- P_LTERM, P_SUM, P_GRAD, P_LAP) = range(16)
+(P_FRAC, P_DFRAC, P_AG, P_AGC, P_AG2, P_PTERM, P_GTERM, P_LTERM, P_SUM, P_GRAD,
+ P_LAP) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 11)
 
 U_PARAMETERS = ("cut2", "inv_l", "inv_l2", "C", "C(C-1)", "2C", "dim - 1", "one")
 
@@ -252,25 +240,6 @@ def u_kernel(cv, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_g
 
 # ------------------------------------------------------------------------ p term --
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _powers(e, df, buf, k, nmax):
-    """Buffer ``e^{i m b'_k . d}``, m = -nmax..nmax, at ``buf[k, nmax + m]`` (pw words)."""
-    c = cos_turns(e, df, P_COS)
-    s = sin_turns(e, df, P_SIN)
-    zero = const(e, 0.0, P_PW)
-    re = const(e, 1.0, P_PW)
-    im = const(e, 0.0, P_PW)
-    buf[k, nmax, 0] = store(e, re)
-    buf[k, nmax, 1] = store(e, im)
-    for m in range(1, nmax + 1):
-        re, im = (sub(e, mul(e, re, c, P_PP), mul(e, im, s, P_PP), P_PW),
-                  add(e, mul(e, re, s, P_PP), mul(e, im, c, P_PP), P_PW))
-        buf[k, nmax + m, 0] = store(e, re)
-        buf[k, nmax + m, 1] = store(e, im)
-        buf[k, nmax - m, 0] = store(e, re)
-        buf[k, nmax - m, 1] = store(e, sub(e, zero, im, P_PW))
-
-
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
 def _p_electron(e, f, i, fi0, fi1, fi2, gint, pcoef, nmax, three, buf, total, half):
     """Electron i at (fi0, fi1, fi2): its p terms with every other electron:
     ``(total, gx, gy, gz, lap)`` (pair values added to ``total``, only j > i if ``half``)."""
@@ -279,21 +248,18 @@ def _p_electron(e, f, i, fi0, fi1, fi2, gint, pcoef, nmax, three, buf, total, ha
     for j in range(f.shape[0]):
         if j == i:
             continue
-        _powers(e, sub(e, fi0, load(e, f[j, 0], P_FRAC), P_DFRAC), buf, 0, nmax)
-        _powers(e, sub(e, fi1, load(e, f[j, 1], P_FRAC), P_DFRAC), buf, 1, nmax)
+        powers(e, sub(e, fi0, load(e, f[j, 0], P_FRAC), P_DFRAC), buf, 0, nmax)
+        powers(e, sub(e, fi1, load(e, f[j, 1], P_FRAC), P_DFRAC), buf, 1, nmax)
         if three:
-            _powers(e, sub(e, fi2, load(e, f[j, 2], P_FRAC), P_DFRAC), buf, 2, nmax)
+            powers(e, sub(e, fi2, load(e, f[j, 2], P_FRAC), P_DFRAC), buf, 2, nmax)
         for g in range(gint.shape[0]):
             n0, n1 = gint[g, 0] + nmax, gint[g, 1] + nmax
-            ar, ai = load(e, buf[0, n0, 0], P_PW), load(e, buf[0, n0, 1], P_PW)
-            br, bi = load(e, buf[1, n1, 0], P_PW), load(e, buf[1, n1, 1], P_PW)
-            zr = sub(e, mul(e, ar, br, P_PP), mul(e, ai, bi, P_PP), P_ZZ)
-            zi = add(e, mul(e, ar, bi, P_PP), mul(e, ai, br, P_PP), P_ZZ)
+            zr, zi = times(e, load(e, buf[0, n0, 0], PW), load(e, buf[0, n0, 1], PW),
+                           load(e, buf[1, n1, 0], PW), load(e, buf[1, n1, 1], PW))
             if three:
                 n2 = gint[g, 2] + nmax
-                cr, ci = load(e, buf[2, n2, 0], P_PW), load(e, buf[2, n2, 1], P_PW)
-                zr, zi = (sub(e, mul(e, zr, cr, P_PP), mul(e, zi, ci, P_PP), P_ZZ),
-                          add(e, mul(e, zr, ci, P_PP), mul(e, zi, cr, P_PP), P_ZZ))
+                zr, zi = times(e, zr, zi, load(e, buf[2, n2, 0], PW),
+                               load(e, buf[2, n2, 1], PW))
             if j > i or not half:
                 total = acc_add(e, total, mul(e, const(e, pcoef[g, 0], P_AG), zr, P_PTERM),
                                 P_SUM)

@@ -17,12 +17,16 @@ zeros (so one source serves 3D and 2D).
     exp(neg_g2 s)``, ``erfc = gauss h``), ``phi = erfc inv_r``, ``term = qq phi``,
     accumulated in ``sum``.
 ``ewald_recip``
-    per G vector of the half set (integer coordinates ``gint`` in the reduced reciprocal
-    basis): ``phase = sum_k gint_k frac_k`` in turns (``G . r = 2 pi phase``, exact in fixed
-    point), ``S = sum_j q_j (cos_turns(phase), sin_turns(phase))`` (``sre``, ``sim``), ``mag
-    = sre**2 + sim**2``, ``sum = sum_G weight_G mag`` (hartree; 3D ``(4 pi / Omega)
-    exp(-G**2 / 4 gamma**2) / G**2``, 2D ``(2 pi / A) erfc(G / 2 gamma) / G``).  Also writes
-    S(G) (``sre``, ``sim`` words) for single-particle updates.
+    per charge j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, of
+    :func:`.phasors.powers` (``cos``, ``sin``, ``pp``, ``pw``; 3 nmax transcendental
+    evaluations per charge instead of two per G vector); per G vector of the half set
+    (integer coordinates ``gint`` in the reduced reciprocal basis, ``G . r = 2 pi sum_k
+    gint_k frac_k``): ``e^{i G . r_j}`` as the product of the three buffered powers
+    (:func:`.phasors.times`, ``zz``; two products in 3D, one in 2D), ``S = sum_j q_j (Re,
+    Im)`` (``qcos``, ``qsin`` into ``sre``, ``sim``), ``mag = sre**2 + sim**2``, ``sum =
+    sum_G weight_G mag`` (hartree; 3D ``(4 pi / Omega) exp(-G**2 / 4 gamma**2) / G**2``, 2D
+    ``(2 pi / A) erfc(G / 2 gamma) / G``).  Also writes S(G) (``sre``, ``sim`` words) for
+    single-particle updates.
 
 The constants (cut2, gamma, P, 1, T_A, T_B, -gamma**2) come in the array ``par`` in the
 order of :data:`REAL_PARAMETERS`.
@@ -30,12 +34,14 @@ order of :data:`REAL_PARAMETERS`.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, less, load, mul, n_chunks, store)
-from fixedqmc.numerics.kernel_ops import cos_turns, exp, recip, rsqrt, sin_turns
+from fixedqmc.numerics.kernel_ops import exp, recip, rsqrt
 from fixedqmc.systems.periodic.pair_geometry import PAIR_VARIABLES, displacement, to_image
+from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, powers, times
 
 REAL_VARIABLES = PAIR_VARIABLES + (
     ("cut2", "real_cutoff**2 (bohr**2)"),
@@ -64,13 +70,8 @@ REAL_VARIABLES = PAIR_VARIABLES + (
     ("term", "q_i q_j erfc(gamma r) / r (hartree)"),
     ("sum", "the real-space energy (sum, hartree)"),
 )
-RECIP_VARIABLES = (
+RECIP_VARIABLES = PHASOR_VARIABLES + (
     ("frac", "a reduced fractional coordinate, [0, 1)"),
-    ("gint", "an integer coordinate of G"),
-    ("nf", "gint_k frac_k (turns)"),
-    ("phase", "G . r / 2 pi (sum, turns)"),
-    ("cos", "cos(G . r)"),
-    ("sin", "sin(G . r)"),
     ("q", "a charge q_j"),
     ("qcos", "q_j cos(G . r_j)"),
     ("qsin", "q_j sin(G . r_j)"),
@@ -88,8 +89,8 @@ REAL_PARAMETERS = ("cut2", "gamma", "p", "one", "ta", "tb", "neg_g2")
 (FRAC, DFRAC, NINT, DRED, LAT, DTERM, D, IMAGE, DE, DE2, S, CUT2, INV_R, R, GAMMA, X, PP,
  PX, ONE, DEN, T, TA, TAT, TB, U, COEF, HU, H, NEG_G2, ARG, GAUSS, ERFC, PHI, QQ, TERM,
  SUM) = range(36)
-(K_FRAC, K_GINT, K_NF, K_PHASE, K_COS, K_SIN, K_Q, K_QCOS, K_QSIN, K_SRE, K_SIM, K_SQ,
- K_MAG, K_WEIGHT, K_WTERM, K_SUM) = range(16)
+(K_FRAC, K_Q, K_QCOS, K_QSIN, K_SRE, K_SIM, K_SQ, K_MAG, K_WEIGHT, K_WTERM,
+ K_SUM) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 11)
 
 assert len(REAL_VARIABLES) == SUM + 1 and len(RECIP_VARIABLES) == K_SUM + 1
 
@@ -150,23 +151,27 @@ def real_kernel(cv, f, lat, img, q, par, coef, out):
 
 # ------------------------------------------------------------ reciprocal space --
 @njit
-def _recip_walker(e, f, gint, q, weight, out, out_s, w):
+def _recip_walker(e, f, gint, q, weight, nmax, three, out, out_s, w):
     n = f.shape[0]
+    buf = np.empty((3 * n, 2 * nmax + 1, 2), out.dtype)  # powers per charge and axis
+    for j in range(n):
+        for k in range(3 if three else 2):
+            powers(e, load(e, f[j, k], K_FRAC), buf, 3 * j + k, nmax)
     total = acc_zero(e, K_SUM)
     for g in range(gint.shape[0]):
-        n0, n1, n2 = (const(e, gint[g, 0], K_GINT), const(e, gint[g, 1], K_GINT),
-                      const(e, gint[g, 2], K_GINT))
+        n0, n1, n2 = gint[g, 0] + nmax, gint[g, 1] + nmax, gint[g, 2] + nmax
         sre = acc_zero(e, K_SRE)
         sim = acc_zero(e, K_SIM)
         for j in range(n):
-            ph = acc_add(e, acc_zero(e, K_PHASE), mul(e, n0, load(e, f[j, 0], K_FRAC), K_NF),
-                         K_PHASE)
-            ph = acc_add(e, ph, mul(e, n1, load(e, f[j, 1], K_FRAC), K_NF), K_PHASE)
-            ph = acc_value(e, acc_add(e, ph, mul(e, n2, load(e, f[j, 2], K_FRAC), K_NF),
-                                      K_PHASE), K_PHASE)
+            a, b = 3 * j, 3 * j + 1
+            zr, zi = times(e, load(e, buf[a, n0, 0], PW), load(e, buf[a, n0, 1], PW),
+                           load(e, buf[b, n1, 0], PW), load(e, buf[b, n1, 1], PW))
+            if three:
+                zr, zi = times(e, zr, zi, load(e, buf[b + 1, n2, 0], PW),
+                               load(e, buf[b + 1, n2, 1], PW))
             qj = const(e, q[j], K_Q)
-            sre = acc_add(e, sre, mul(e, qj, cos_turns(e, ph, K_COS), K_QCOS), K_SRE)
-            sim = acc_add(e, sim, mul(e, qj, sin_turns(e, ph, K_SIN), K_QSIN), K_SIM)
+            sre = acc_add(e, sre, mul(e, qj, zr, K_QCOS), K_SRE)
+            sim = acc_add(e, sim, mul(e, qj, zi, K_QSIN), K_SIM)
         re = acc_value(e, sre, K_SRE)
         im = acc_value(e, sim, K_SIM)
         out_s[w, g, 0] = store(e, re)
@@ -177,18 +182,19 @@ def _recip_walker(e, f, gint, q, weight, out, out_s, w):
 
 
 @njit
-def _recip_chunk(cv, k, f, gint, q, weight, out, out_s):
+def _recip_chunk(cv, k, f, gint, q, weight, nmax, three, out, out_s):
     c = chunk(cv, k)
     lo, hi = chunk_bounds(cv, f.shape[0], k)
     for w in range(lo, hi):
-        _recip_walker(at(c, w), f[w], gint, q, weight, out, out_s, w)
+        _recip_walker(at(c, w), f[w], gint, q, weight, nmax, three, out, out_s, w)
 
 
 @njit(parallel=True, cache=True)
-def recip_kernel(cv, f, gint, q, weight, out, out_s):
+def recip_kernel(cv, f, gint, q, weight, nmax, three, out, out_s):
     """``out[w]`` = the reciprocal-space Ewald sum (``ewald_recip.sum`` words, hartree) and
     ``out_s[w, g]`` = (Re, Im) S(G) (``sre``/``sim`` words) of walkers ``f`` (n_w, N, 3)
-    ``ewald_recip.frac`` words; ``gint`` (n_G, 3) float64 integer coordinates of the half
-    set, ``q`` (N,) charges, ``weight`` (n_G,) (hartree)."""
+    ``ewald_recip.frac`` words; ``gint`` (n_G, 3) int64 integer coordinates of the half set
+    (2D: third column 0), ``q`` (N,) charges, ``weight`` (n_G,) (hartree), ``nmax`` =
+    max |gint|, ``three``: a 3D cell."""
     for k in prange(n_chunks(cv, f.shape[0])):
-        _recip_chunk(cv, k, f, gint, q, weight, out, out_s)
+        _recip_chunk(cv, k, f, gint, q, weight, nmax, three, out, out_s)

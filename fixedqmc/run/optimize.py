@@ -4,7 +4,7 @@ factor of the electron gas) by VMC cycles, with checkpoints.
 Each of ``optimize.cycles`` cycles samples ``|psi(c)|**2`` by VMC with the input's
 ``[method]`` settings (``walkers``, ``equil_blocks``, ``blocks``, ``steps_per_block``,
 ``move``; the first cycle equilibrates from the system's starting walkers, later ones
-continue from the last walkers), keeps the walkers at the end of every production block as
+continue from the last walkers after one equilibration block), keeps the walkers at the end of every production block as
 the samples (walkers x blocks), evaluates them at float64 and updates c on those samples
 with :mod:`fixedqmc.qmc.optimize` (``optimize.method``: ``variance`` or ``energy``).  One
 more VMC at the last parameters closes the series.  The parameters of the cycle with the
@@ -63,8 +63,6 @@ from fixedqmc.run.runner import (_atomic_write, _check_folder, _probe_output, _r
 __all__ = ["OptimizeResult", "optimize"]
 CHECKPOINT = "optimize_checkpoint.pkl"
 SUMMARY = "optimize.json"
-#: Objective per method: the table column minimised when choosing the result.
-OBJECTIVE = {"variance": "variance", "energy": "energy"}
 
 
 @dataclass
@@ -214,7 +212,7 @@ def _finish(config: dict, digest: str, base, ck: dict, out: Path) -> OptimizeRes
 
     table = pd.DataFrame(ck["rows"])
     names = base.parameter_names()
-    objective = OBJECTIVE[config["optimize"]["method"]]
+    objective = config["optimize"]["method"]  # the table column it minimises
     best = int(table[objective].idxmin())
     c = table.loc[best, names].to_numpy(np.float64)
     optimised = _with_parameters(config, base.parameter_input(c))

@@ -91,6 +91,14 @@ class KernelSet:
             inputs[variable] = merge_stats(inputs.get(variable), host_stats(x))
         return self.precisions[name].encode(variable, x, step_seed(self.seed, step), self.log)
 
+    def constants(self, name: str, *arrays) -> tuple:
+        """Constant arrays of kernel ``name`` (values its ``const`` reads) in the kernel's
+        float type: float32 for a float32 kernel (rounded once here instead of at every
+        use: the same values, and no conversions in its loops), else float64 (fixed point
+        rounds each constant from float64)."""
+        dt = np.float32 if self.precisions[name].kind == "float32" else np.float64
+        return tuple(np.ascontiguousarray(a, dt) for a in arrays)
+
     def decode(self, name: str, variable: str, y) -> np.ndarray:
         """Output words of ``name.variable`` as float64 values."""
         return self.precisions[name].decode(variable, y)

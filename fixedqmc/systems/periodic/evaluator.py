@@ -157,8 +157,10 @@ class EwaldEvaluator:
         f = self.fractional(positions)
         cv = ks.context("ewald_real", step)
         out = np.zeros(f.shape[0], ks["ewald_real"].dtype)
-        K.real_kernel(cv, ks.encode("ewald_real", "frac", f, step), self._lat, self._img,
-                      self.charges, self._par, self._coef, out)
+        lat, img, par, coef = ks.constants("ewald_real", self._lat, self._img, self._par,
+                                           self._coef)
+        K.real_kernel(cv, ks.encode("ewald_real", "frac", f, step), lat, img, self.charges,
+                      par, coef, out)
         ks.report("ewald_real", cv)
         return ks.decode("ewald_real", "sum", out)
 
@@ -171,9 +173,9 @@ class EwaldEvaluator:
         dt = ks["ewald_recip"].dtype
         out = np.zeros(f.shape[0], dt)
         out_s = np.zeros((f.shape[0], self._gint.shape[0], 2), dt)
-        K.recip_kernel(cv, ks.encode("ewald_recip", "frac", f, step), self._gint,
-                       self.charges, self._weights, np.int64(self._nmax), self.cell.dim == 3,
-                       out, out_s)
+        q, weights = ks.constants("ewald_recip", self.charges, self._weights)
+        K.recip_kernel(cv, ks.encode("ewald_recip", "frac", f, step), self._gint, q, weights,
+                       np.int64(self._nmax), self.cell.dim == 3, out, out_s)
         ks.report("ewald_recip", cv)
         s = ks.decode("ewald_recip", "sre", out_s[..., 0]) + 1j * ks.decode(
             "ewald_recip", "sim", out_s[..., 1])

@@ -183,13 +183,14 @@ class JastrowEvaluator:
         fw = ks.encode(name, "frac", f, step)
         fn = ks.encode(name, "frac", fnew, step)
         if name == "jastrow_u":
-            K.u_kernel(cv, fw, fn, np.int64(imove), self._lat, self._img, self._ucoef,
-                       self._upar, np.int64(self.params.c), np.int64(self.params.n_up),
-                       out_sum, out_grad, out_lap)
+            K.u_kernel(cv, fw, fn, np.int64(imove),
+                       *ks.constants(name, self._lat, self._img, self._ucoef, self._upar),
+                       np.int64(self.params.c), np.int64(self.params.n_up), out_sum,
+                       out_grad, out_lap)
         else:
-            K.p_kernel(cv, fw, fn, np.int64(imove), self._gint, self._pcoef,
-                       np.int64(self._nmax), self.params.cell.dim == 3, out_sum, out_grad,
-                       out_lap)
+            K.p_kernel(cv, fw, fn, np.int64(imove), self._gint,
+                       *ks.constants(name, self._pcoef), np.int64(self._nmax),
+                       self.params.cell.dim == 3, out_sum, out_grad, out_lap)
         ks.report(name, cv)
         dim = self.params.cell.dim
         return (ks.decode(name, "sum", out_sum), ks.decode(name, "grad", out_grad)[..., :dim],

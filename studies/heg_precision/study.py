@@ -102,6 +102,14 @@ def case_input(dim: int, electrons: int, r_s: float, run: dict, seed: int = 1,
     return inp
 
 
+def _shown(path: Path) -> str:
+    """A path as recorded in the summary: relative to the repository when inside it."""
+    try:
+        return str(path.resolve().relative_to(HERE.parents[1]))
+    except ValueError:
+        return str(path)
+
+
 def optimise_jastrow(overrides: dict, folder: Path, *, reduced: bool, progress=None) -> dict:
     """Variance-minimise the Jastrow factor of a case (``fixedqmc optimize`` in
     ``folder/optimize``, resumable) and return the overrides with the chosen parameters and
@@ -274,7 +282,8 @@ def run_case(name: str, dim: int, electrons: int, r_s: float, run: dict, *, widt
     speed.insert(0, "case", name)
     speed.to_csv(folder / "speed.csv", index=False)
     return {"case": name, "dim": dim, "electrons": electrons, "r_s": r_s, "run": run,
-            "jastrow": jastrow, "optimisation": optimisation, "input": overrides,
+            "jastrow": jastrow, "optimisation": optimisation,
+            "input": {**overrides, "output": _shown(folder / "vmc")},
             "kernel_sets": sets, "widths": widths,
             "tolerance_hartree": tol, "tolerance_per_electron": tolerance_per_electron,
             "float64_energy": res.summary["float64_energy"],

@@ -16,13 +16,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) studies/helium_bitwidth/study.py --reduced
 
-## test: the test suite (slow tests excluded)
+## test: the test suite (slow tests excluded), two worker processes
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q -n 2
 
 ## test-slow: only the long tests
 test-slow: $(STAMP)
-	$(PY) -m pytest -m slow -q
+	$(PY) -m pytest -m slow -q -n 2
 
 bench: $(STAMP)
 	$(VENV)/bin/fixedqmc bench numerics

@@ -42,6 +42,9 @@ def test_ours_and_pyqmc_agree_on_the_same_configurations():
     jastrow = df[df.part == "jastrow"].set_index("precision")
     assert set(jastrow.index) == {"float64", "fixed:40"}
     assert 0 < jastrow.loc["fixed:40", "max_abs_dE"] < 1e-4  # J and its Laplacians
+    moves = df[df.part == "jastrow move"].set_index("precision")
+    assert moves.loc["float64", "max_abs_dE"] < 1e-12  # against the float64 reference
+    assert 0 < moves.loc["fixed:40", "max_abs_dE"] < 1e-4
     assert np.all(df.configs_per_s > 0)
 
 

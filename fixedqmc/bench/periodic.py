@@ -17,8 +17,9 @@ a neutralising background) the same ``CONFIGS`` configurations are evaluated by
   measured errors are printed).
 
 The Jastrow factor (:func:`bench_jastrow`: N_u = 8, C = 3, 4 stars of p) is timed on the
-same configurations (full evaluation: J, grad_i J, lap_i J of every electron); PyQMC has no
-such u + p form, so it is compared only with our own float64.  Both Ewald codes give the
+same configurations (full evaluation: J, grad_i J, lap_i J of every electron) and for a
+single-electron move (the change of J and the gradient at the new place, O(N)); PyQMC has
+no such u + p form, so it is compared only with our own float64.  Both Ewald codes give the
 whole electron-electron energy in the background; PyQMC leaves out the
 constant ``N/2 sum_{n != 0} erfc(alpha |n|) / |n|`` (an electron with its own images), which
 is added back before the two are compared.  Rates are configurations per second (whole
@@ -149,6 +150,9 @@ def run_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
                          "detail": f"N_u {jp.n_u}, {jp.n_p} stars, L_u {jp.cutoff:.3g} bohr"})
             log(f"N = {n:5d} fixedqmc {spec:10s} Jastrow {rows[-1]['configs_per_s']:.4g} "
                 "configs/s")
+            rows.append(_jastrow_moves(ev, pos, n, spec, min_time))
+            log(f"N = {n:5d} fixedqmc {spec:10s} Jastrow move "
+                f"{rows[-1]['configs_per_s']:.4g} moves/s")
         if why is None:
             from pyqmc.configurations.coord import PeriodicConfigs
             ew, missing = pyqmc_ewald(cell, n)
@@ -166,6 +170,22 @@ def run_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
             log(f"N = {n:5d} fixedqmc float64 at PyQMC's error "
                 f"{rows[-1]['configs_per_s']:.4g} configs/s")
     return pd.DataFrame(rows)
+
+
+def _jastrow_moves(ev, pos, n: int, spec: str, min_time: float) -> dict:
+    """One single-electron move of every configuration (electron ``n // 2`` by 0.3 bohr):
+    the change of J and grad_i J at the new place (O(N) per move); the rate counts moves
+    (one per configuration), ``max_abs_dE`` is the largest error of the change of J
+    against the float64 reference (:func:`~fixedqmc.systems.periodic.jastrow.move`)."""
+    from fixedqmc.systems.periodic.jastrow import move
+    i = n // 2
+    new = pos[:, i] + 0.3
+    dj, _ = ev.move(pos, i, new)  # compile / warm up
+    calls, sec = _timed(lambda: ev.move(pos, i, new), min_time)
+    ref, _ = move(ev.params, pos, i, new)
+    return {"N": n, "code": "fixedqmc", "precision": spec, "part": "jastrow move",
+            "configs_per_s": calls * len(pos) / sec, "s_per_config": sec / (calls * len(pos)),
+            "max_abs_dE": float(np.abs(dj - ref).max()), "detail": f"electron {i}, 0.3 bohr"}
 
 
 def _at_matched_accuracy(cell, charges, pos, ref, err: float, min_time: float) -> dict:

@@ -100,6 +100,7 @@ def test_kernel_sets_follow_the_system(study):
     assert study.kernel_sets(ov, "all,orbitals,jastrow_zz") == ["all", "orbitals"]
 
 
+@pytest.mark.slow  # an optimisation and its compilation: most of a minute
 def test_the_optimised_jastrow_enters_the_case_input(study, tmp_path, monkeypatch):
     """--jastrow optimised: fixedqmc optimize runs first and its chosen parameters, not the
     zero start, are what the sweep samples with."""

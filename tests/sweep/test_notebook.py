@@ -14,8 +14,8 @@ NOTEBOOK_CHECKS = {"helium_bitwidth": (), "h2_lattice_bitwidth": (),
                    "heg_precision": ("ewald_recip", "speed vs float64")}
 
 
-#: the H2 lattice notebook samples 8 H2 and sweeps every kernel: minutes on 2 cores
-SLOW = {"h2_lattice_bitwidth"}
+#: these sample a molecule or an electron gas and sweep every kernel: minutes on 2 cores
+SLOW = {"h2_lattice_bitwidth", "heg_precision"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n

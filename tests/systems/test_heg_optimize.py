@@ -88,6 +88,7 @@ def test_an_interrupted_optimisation_resumes_to_the_same_bits(tmp_path):
     assert again.table.equals(whole)
 
 
+@pytest.mark.slow  # the method itself is checked on the oscillator (tests/qmc)
 def test_the_linear_method_lowers_the_energy(tmp_path, capsys):
     cfg = _input(tmp_path, "lin", method="energy", cycles=2)
     path = tmp_path / "lin.toml"

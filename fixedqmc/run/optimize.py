@@ -16,7 +16,8 @@ Output folder (``output``):
 
 ``optimize.parquet`` / ``optimize.csv``
     one row per cycle: VMC energy and error bar (reblocked), variance of E_L, acceptance,
-    samples, every parameter (its input key as the column name), and for the cycles that
+    samples (and ``dropped``: samples on a node of psi, whose E_L or gradient is not
+    finite, left out of the update), every parameter (its input key as the column name), and for the cycles that
     made a step the prediction on their own samples (``predicted_energy``,
     ``predicted_variance``, ``effective_samples``).
 ``optimize.json``
@@ -135,13 +136,15 @@ def _cycle(system, ck: dict, config: dict, method: str, last: bool) -> dict:
     st, samples = _sample(system, ck["positions"], settings, ck["rng"])
     est = estimate(st.rows)
     ev = system.evaluate(Walkers(samples.copy(), None))
-    e = ev.local_energy
+    ok = np.isfinite(ev.local_energy) & np.isfinite(ev.grad).all(axis=(1, 2))
+    e, grad, samples = ev.local_energy[ok], ev.grad[ok], samples[ok]
     names = system.parameter_names()
     row = {"cycle": ck["cycle"], "energy": est["energy"], "energy_error": est["energy_error"],
            "variance": float(np.var(e)), "acceptance": est["acceptance"],
-           "samples": int(e.size), **dict(zip(names, ck["c"].tolist()))}
+           "samples": int(e.size), "dropped": int((~ok).sum()),
+           **dict(zip(names, ck["c"].tolist()))}
     if not last:
-        q = QuadraticEnergy.from_samples(ck["c"], e, ev.grad, *system.parameter_basis(samples),
+        q = QuadraticEnergy.from_samples(ck["c"], e, grad, *system.parameter_basis(samples),
                                          system.hbar2_2m)
         c, info = minimise_variance(q) if method == "variance" else linear_method_step(q)
         pred = reweighted(q, c)

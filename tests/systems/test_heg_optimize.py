@@ -130,3 +130,21 @@ def test_a_folder_of_another_input_is_refused(tmp_path):
     cfg["optimize"]["cycles"] = 2
     with pytest.raises(FixedQMCError, match="optimize.cycles"):
         optimize(overrides=cfg, progress=False)
+
+
+def test_samples_on_a_node_are_dropped_not_propagated(tmp_path, monkeypatch):
+    """A sample whose E_L is not finite (psi = 0) is left out of the update and counted."""
+    from fixedqmc.systems.periodic.heg import ElectronGas
+    evaluate = ElectronGas.evaluate
+
+    def on_a_node(self, walkers, **kw):
+        ev = evaluate(self, walkers, **kw)
+        if walkers.n_walkers > 100:  # the optimiser's batch of samples, not the VMC walkers
+            ev.parts["kinetic"][0] = np.inf
+        return ev
+    monkeypatch.setattr(ElectronGas, "evaluate", on_a_node)
+    res = optimize(overrides=_input(tmp_path, "node", cycles=1), progress=False)
+    assert list(res.table["dropped"]) == [1, 1]
+    assert list(res.table["samples"]) == [359, 359]
+    assert np.isfinite(res.table["variance"]).all()
+    assert res.table["variance"].iloc[1] < res.table["variance"].iloc[0]

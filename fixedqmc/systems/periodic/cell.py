@@ -180,9 +180,12 @@ class Cell:
         """Positions ``f A`` (bohr) of fractional coordinates f (..., dim)."""
         return self._points(f, "fractional coordinates") @ self.lattice
 
-    def wrap_fractional(self, x) -> np.ndarray:
-        """Fractional coordinates of positions x (..., dim), each in [0, 1) exactly."""
-        f = self.to_fractional(x)
+    def wrap_fractional(self, x, reduced: bool = False) -> np.ndarray:
+        """Fractional coordinates of positions x (..., dim), each in [0, 1) exactly: in the
+        lattice basis, or with ``reduced`` in the reduced basis (:attr:`reduced`, the one
+        the periodic kernels read)."""
+        f = (self._points(x, "positions") @ self._red_inv if reduced
+             else self.to_fractional(x))
         f = f - np.floor(f)
         f[f >= 1.0] = 0.0  # a tiny negative f rounds up to 1 in f - floor(f)
         return f

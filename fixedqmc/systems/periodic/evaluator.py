@@ -140,16 +140,12 @@ class EwaldEvaluator:
                               -p.gamma ** 2])
         self._coef = np.ascontiguousarray(F.COEFFICIENTS)
         self.constants = constant_parts(p, self.charges)
-        self._red_inv = np.linalg.inv(cell.reduced)
 
     def fractional(self, positions) -> np.ndarray:
         """Reduced fractional coordinates in [0, 1), (n_w, N, 3) (2D: third column 0)."""
         x, _ = _walkers(self.cell, positions)
         _charges(self.charges, x.shape[1])
-        f = x @ self._red_inv
-        f = f - np.floor(f)
-        f[f >= 1.0] = 0.0
-        return pad3(f)
+        return pad3(self.cell.wrap_fractional(x, reduced=True))
 
     def real(self, positions, step: int = 0, ks: KernelSet | None = None) -> np.ndarray:
         """The real-space pair sum (n_w,) (hartree) by the ``ewald_real`` kernel."""

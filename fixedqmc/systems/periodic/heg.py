@@ -106,7 +106,6 @@ class ElectronGas(SlaterJastrow):
         self._gint = pad3(big.gints.astype(np.float64))
         self._kvec = pad3(big.kvecs)
         self._nk2 = -np.sum(big.kvecs ** 2, axis=1)
-        self._inv = np.linalg.inv(cell.lattice)
         self.kernels = self._declared_kernels(big)
         if jastrow is not None:
             clash = set(jastrow.kernels) & set(self.kernels)
@@ -179,10 +178,7 @@ class ElectronGas(SlaterJastrow):
     # -- kernels ------------------------------------------------------------------------
     def _frac(self, x: np.ndarray) -> np.ndarray:
         """Fractional coordinates in [0, 1) of cartesian points x (..., 3), padded to 3."""
-        f = x[..., :self.dim] @ self._inv
-        f = f - np.floor(f)
-        f[f >= 1.0] = 0.0
-        return pad3(f)
+        return pad3(self.cell.wrap_fractional(x[..., :self.dim]))
 
     def _orbitals(self, ks, pts, s: int, derivs: bool, step: int):
         """Orbital values (P, n_s) and with ``derivs`` gradients and Laplacians (P, n_s, 4)

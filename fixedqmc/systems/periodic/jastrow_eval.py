@@ -163,14 +163,10 @@ class JastrowEvaluator:
                                cell.dim - 1, 1.0])
         self._gint, self._pcoef = p_coefficients(params)
         self._nmax = int(np.abs(self._gint).max()) if self._gint.size else 0
-        self._red_inv = np.linalg.inv(cell.reduced)
 
     def fractional(self, x) -> np.ndarray:
         """Reduced fractional coordinates in [0, 1) of positions (..., dim), padded to 3."""
-        f = np.asarray(x, np.float64) @ self._red_inv
-        f = f - np.floor(f)
-        f[f >= 1.0] = 0.0
-        return pad3(f)
+        return pad3(self.params.cell.wrap_fractional(x, reduced=True))
 
     def _run(self, name, f, fnew, imove, step, ks):
         ks = self.ks if ks is None else ks

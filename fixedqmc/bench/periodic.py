@@ -166,7 +166,8 @@ def run_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
                          "detail": f"alpha {ew.alpha:.3g}/bohr, 27 images, "
                                    f"{len(ew.gpoints)} G"})
             log(f"N = {n:5d} PyQMC Ewald          {rows[-1]['configs_per_s']:.4g} configs/s")
-            rows.append(_at_matched_accuracy(cell, charges, pos, ref, err, min_time))
+            rows.append(_at_matched_accuracy(cell, charges, pos, ref, err / p.energy_scale,
+                                             min_time))
             log(f"N = {n:5d} fixedqmc float64 at PyQMC's error "
                 f"{rows[-1]['configs_per_s']:.4g} configs/s")
     return pd.DataFrame(rows)
@@ -188,14 +189,15 @@ def _jastrow_moves(ev, pos, n: int, spec: str, min_time: float) -> dict:
             "max_abs_dE": float(np.abs(dj - ref).max()), "detail": f"electron {i}, 0.3 bohr"}
 
 
-def _at_matched_accuracy(cell, charges, pos, ref, err: float, min_time: float) -> dict:
+def _at_matched_accuracy(cell, charges, pos, ref, relative_err: float, min_time: float
+                         ) -> dict:
     """Our float64 Ewald at the requested accuracy whose truncation estimate equals PyQMC's
-    measured error ``err`` (hartree, against our ``ACCURACY`` energies ``ref``): the two
-    codes timed at equal accuracy; its own measured error is in the row."""
+    measured error (``relative_err``: against our ``ACCURACY`` energies ``ref``, relative to
+    the Ewald energy scale): the two codes timed at equal accuracy; its own measured error
+    is in the row."""
     from fixedqmc.systems.periodic.evaluator import EwaldEvaluator
     from fixedqmc.systems.periodic.ewald import ACCURACY_RANGE
-    scale = EwaldEvaluator(cell, charges, accuracy=ACCURACY).params.energy_scale
-    accuracy = float(np.clip(err / scale, ACCURACY, ACCURACY_RANGE[1]))
+    accuracy = float(np.clip(relative_err, ACCURACY, ACCURACY_RANGE[1]))
     ev = EwaldEvaluator(cell, charges, precision="float64", accuracy=accuracy)
     e = ev.energy(pos).total
     calls, sec = _timed(lambda: ev.energy(pos), min_time)

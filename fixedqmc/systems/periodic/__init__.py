@@ -24,6 +24,7 @@ See ``docs/periodic.md``.
 from fixedqmc.systems.periodic.cell import Cell, heg_cell
 from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, ewald_energy,
                                              ewald_parameters)
+from fixedqmc.systems.periodic.ewald_slab import slab_ewald_energy
 from fixedqmc.systems.periodic.hartree_fock import hartree_fock_energy, madelung
 from fixedqmc.systems.periodic.heg import ElectronGas
 from fixedqmc.systems.periodic.jastrow import JastrowParameters, jastrow_parameters
@@ -33,4 +34,4 @@ from fixedqmc.systems.periodic.shells import closed_shell_counts, occupied
 __all__ = ["Cell", "heg_cell", "EwaldParameters", "EwaldParts", "ewald_energy",
            "ewald_parameters", "ElectronGas", "hartree_fock_energy", "madelung",
            "closed_shell_counts", "occupied", "JastrowParameters", "jastrow_parameters",
-           "JastrowEvaluator"]
+           "JastrowEvaluator", "slab_ewald_energy"]

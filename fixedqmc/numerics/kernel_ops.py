@@ -7,7 +7,9 @@ output variable id ``v`` (a compile-time integer).  One kernel source serves eve
 
 * float64 / float32: the plain float operation in the context's type (IEEE division, so
   ``x / 0`` is inf or nan; ``rsqrt`` is ``1 / sqrt(x)``, two roundings; ``round_int`` is
-  ``rint``, ties to even; ``cos_turns(x)`` is ``cos(2 pi (x - rint(x)))``);
+  ``rint``, ties to even; ``cos_turns(x)`` is ``cos(2 pi (x - rint(x)))``; ``exp`` is the
+  branch-free :mod:`~fixedqmc.numerics.float_exp`, within 1.2 ulp, so loops calling it
+  vectorise);
 * fixed, formats compiled in or read at run time (bit-identical), quiet or counting: the
   exact operation of :mod:`fixedqmc.numerics.exact_ops` (correctly rounded once into v's
   format with v's rounding and overflow modes) or the table methods of
@@ -29,6 +31,7 @@ from numba.extending import intrinsic, overload
 
 from fixedqmc.numerics import exact_ops as X
 from fixedqmc.numerics import transcendental as T
+from fixedqmc.numerics.float_exp import exp32, exp64
 from fixedqmc.numerics.kernel import (_count, _emit, _flag_of, _fmt, _is_fixed, _is_runtime,
                                       _random, _rbits, _rt_float_to, _rt_value, _stub, _var)
 from fixedqmc.numerics.modes import STOCHASTIC
@@ -64,7 +67,8 @@ _UNARY = {
     "floor": (X.floor_raw, lambda dt: lambda x: np.floor(x)),
     "round_int": (X.round_int_raw, lambda dt: lambda x: np.rint(x)),
     "abs_": (X.abs_raw, lambda dt: lambda x: abs(x)),
-    "exp": (T.exp_raw, lambda dt: lambda x: np.exp(x)),
+    "exp": (T.exp_raw, lambda dt: ((lambda x: exp32(x)) if dt in (types.float32, np.float32)
+                                   else (lambda x: exp64(x)))),
     "cos_turns": (T.cos_turns_raw, _turns(np.cos)),
     "sin_turns": (T.sin_turns_raw, _turns(np.sin)),
     "cos": (T.cos_raw, lambda dt: lambda x: np.cos(x)),

@@ -21,11 +21,10 @@ same CPU as everything else.
 
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from functools import lru_cache
 
-_LOCK = threading.RLock()
+from numba.core.compiler_lock import global_compiler_lock
 
 
 def _codegen():
@@ -57,12 +56,13 @@ def vectorising_compile():
 
     Uses attributes of numba's CPU code generator (``_opt_level``, ``_loopvect``, as set by
     ``NUMBA_OPT=max``, and its target machine ``_tm``); if a numba version lacks them the
-    block compiles as usual."""
+    block compiles as usual.  The block holds numba's global compiler lock, so a kernel
+    compiled meanwhile in another thread never sees the swapped settings."""
     cg = _codegen()
     if not (hasattr(cg, "_opt_level") and hasattr(cg, "_loopvect")):
         yield
         return
-    with _LOCK:
+    with global_compiler_lock:  # numba's own: no other thread compiles with these settings
         tm = _no_gather_target_machine(cg)
         saved = cg._opt_level, cg._loopvect, cg._tm
         cg._opt_level, cg._loopvect = 3, True

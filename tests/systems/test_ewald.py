@@ -7,12 +7,14 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy.special import erfcx, k0
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic.cell import Cell, bcc, fcc, hexagonal, simple_cubic, square
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, lattice3
+from fixedqmc.systems.periodic.pair_geometry import BINS, bin_of
 from fixedqmc.systems.periodic.ewald import (COST_RATIO, balanced_gamma, ewald_energy, ewald_parameters,
                                              move_energy, structure_factors)
 
@@ -284,3 +286,47 @@ def test_ewald_kernels_of_a_2d_cell_read_a_full_3x3_lattice():
     ev = EwaldEvaluator(cell, -np.ones(10), accuracy=1e-8)
     assert ev._lat.shape == (3, 3) and np.array_equal(ev._lat, lattice3(cell.reduced))
     assert np.array_equal(ev._lat[:2, :2], cell.reduced) and not ev._lat[2].any()
+
+
+@pytest.mark.parametrize("lattice, n", [(SKEWED, 6), (SKEWED_2D, 6), (simple_cubic(12.0), 54),
+                                        (hexagonal(12.0), 58)])
+def test_candidate_images_hold_every_image_inside_the_cutoff(lattice, n):
+    """Every image within the cut-off of a pair's reduced displacement is among its bin's
+    candidates, also for pairs at the cell faces (|dfrac| = 1/2) and reduced the other way."""
+    cell = Cell(lattice)
+    q = np.ones(n)
+    params = ewald_parameters(cell, q, 1e-8)
+    ev = EwaldEvaluator(cell, q, params)
+    lat, img = ev._lat, ev._img.T
+    rng = np.random.default_rng(5)
+    fb = rng.uniform(0, 1, (4000, 2, 3))
+    fb[:500, 1] = fb[:500, 0] + 0.5 + rng.normal(scale=1e-9, size=(500, 3))  # face pairs
+    fb = fb % 1.0
+    fb[..., cell.dim:] = 0.0
+    n_inside = 0
+    for f in fb:
+        t = f[0] - f[1]
+        b = kernel_bin(f, BINS)
+        cand = set(ev._cand[b, :ev._ncand[b]].tolist())
+        dred0 = t - np.rint(t)
+        face = np.abs(dred0) > 0.5 - 1e-6  # a kernel may reduce these to -dred instead
+        flips = [np.where(face & (np.arange(3) == k), -np.sign(dred0), 0.0) for k in range(3)]
+        for dred in (dred0, dred0 + sum(flips), *(dred0 + fl for fl in flips)):
+            s = np.sum((dred @ lat - img) ** 2, axis=1)
+            inside = set(np.flatnonzero(s < params.real_cutoff ** 2).tolist())
+            n_inside += len(inside)
+            assert inside <= cand, (f, inside - cand)
+    assert n_inside > 4000
+    assert ev._ncand.mean() < 0.5 * len(img)  # and the tables do prune
+
+
+def kernel_bin(f, bins):
+    """The kernels' bin of the pair (0, 1) of fractional coordinates f (2, 3)."""
+    out = np.zeros(1, np.int64)
+    _bin_kernel(f, bins, out)
+    return int(out[0])
+
+
+@njit
+def _bin_kernel(f, bins, out):
+    out[0] = bin_of(f, 0, 1, bins)

@@ -78,6 +78,7 @@ from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
 from fixedqmc.systems.periodic.ewald import COST_RATIO, balanced_gamma, ewald_parameters
 from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
+from fixedqmc.systems.periodic.pair_geometry import BINS
 
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
 SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
@@ -245,18 +246,31 @@ def oracle_screened(ref, s, par, coef):
     return ref.r(ref.r(gauss * h, "erfc") * inv_r, "phi")
 
 
-def oracle_real_walker(ref, frac, lat, img, q, par, coef):
-    """(sum, number of pair images inside the cut-off) of one walker."""
+def oracle_bin(fb, i, j, bins):
+    """The candidate-table bin of the pair (i, j) (as ``pair_geometry.bin_of``)."""
+    b = 0
+    for k in range(3):
+        t = fb[i][k] - fb[j][k]
+        t -= float(np.rint(t))
+        b = b * bins + min(max(int((t + 0.5) * bins), 0), bins - 1)
+    return b
+
+
+def oracle_real_walker(ref, frac, fb, lat, img, cand, q, par, coef):
+    """(sum, number of pair images inside the cut-off) of one walker: the kernel's order,
+    the displacements of a row, then each pair's candidate images, then the terms."""
     terms = []
     cut2 = ref.r(float(par[0]), "cut2")
     for i in range(len(q)):
+        ds = {j: oracle_displacement(ref, frac[i], frac[j], lat) for j in range(i + 1, len(q))}
+        inside = []
         for j in range(i + 1, len(q)):
-            d = oracle_displacement(ref, frac[i], frac[j], lat)
             qq = ref.r(float(q[i] * q[j]), "qq")
-            for m in range(len(img)):
-                _, s = oracle_image(ref, d, img[m])
+            for m in cand[oracle_bin(fb, i, j, BINS)]:
+                _, s = oracle_image(ref, ds[j], img[m])
                 if s < cut2:
-                    terms.append(ref.r(qq * oracle_screened(ref, s, par, coef), "term"))
+                    inside.append((qq, s))
+        terms += [ref.r(qq * oracle_screened(ref, s, par, coef), "term") for qq, s in inside]
     return ref.acc(terms, "sum"), len(terms)
 
 
@@ -289,19 +303,22 @@ def test_ewald_real_is_bit_exact(spec, ranges, expect):
     ks, kp = ev.ks, ev.ks["ewald_real"]
     x = np.random.default_rng(8).normal(scale=2.0, size=(2, 3, 3))
     x[1, 2] = x[1, 0] + [0.3, -0.2, 0.25]  # a close pair: large phi and term
-    fw = ks.encode("ewald_real", "frac", ev.fractional(x), step)
+    fb = ev.fractional(x)
+    fw = ks.encode("ewald_real", "frac", fb, step)
     cv = ks.context("ewald_real", step)
     out = np.zeros(2, np.int64)
-    K.real_kernel(cv, fw, ev._lat, ev._img, ev.charges, ev._par, ev._coef, out)
+    K.real_kernel(cv, fw, fb, ev._lat, ev._img, ev._cand, ev._ncand, ev.charges, ev._par,
+                  ev._coef, out)
     got = reported("ewald_real", ks.report("ewald_real", cv))
 
     ref = Ref(kp, step_seed(seed, step))
     frac = words(kp, "frac", fw)
-    img = ev._img.tolist()
+    img = ev._img.T.tolist()
+    cand = [list(ev._cand[b, :ev._ncand[b]]) for b in range(len(ev._ncand))]
     for w in range(2):
         ref.p = w
-        total, n_in = oracle_real_walker(ref, frac[w], ev._lat.tolist(), img, q, ev._par,
-                                         F.COEFFICIENTS.tolist())
+        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), img,
+                                         cand, q, ev._par, F.COEFFICIENTS.tolist())
         assert n_in > 20, n_in  # many images of every pair inside the cut-off
         assert R.value(int(out[w]), kp.format_of("sum")) == total, w
     assert got == ref.events, (got, ref.events)
@@ -476,7 +493,7 @@ def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
     params = make_params(lattice, c=c)
     seed, step = 13, 2
     ev = JastrowEvaluator(params, spec, ranges={"jastrow_u": ranges or {}}, seed=seed)
-    lat, img, coef, par = (ev._lat.tolist(), ev._img.tolist(), ev._ucoef.tolist(),
+    lat, img, coef, par = (ev._lat.tolist(), ev._img.T.tolist(), ev._ucoef.tolist(),
                            ev._upar.tolist())
     spins = [0, 0]
 

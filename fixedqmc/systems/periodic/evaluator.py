@@ -17,9 +17,11 @@ import numpy as np
 
 from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
+from fixedqmc.numerics.vectorise import vectorised
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
+from fixedqmc.systems.periodic.pair_geometry import image_candidates
 from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, _charges, _walkers,
                                              constant_parts, ewald_parameters)
 from fixedqmc.errors import FixedQMCError
@@ -53,6 +55,13 @@ def lattice3(lattice: np.ndarray) -> np.ndarray:
     lat = np.asarray(lattice, np.float64)
     out[:lat.shape[0], :lat.shape[1]] = lat
     return out
+
+
+def _launch(kernel, args, ks: KernelSet, name: str) -> None:
+    """Run ``kernel(*args)``; a float kernel compiled for loop vectorisation
+    (:func:`~fixedqmc.numerics.vectorise.vectorised`: its term loops vectorise, fixed-point
+    ones gain little and compile far longer)."""
+    (vectorised(kernel, *args) if ks[name].kind in ("float64", "float32") else kernel)(*args)
 
 
 def declared_ranges(params: EwaldParameters, charges) -> dict:
@@ -131,7 +140,9 @@ class EwaldEvaluator:
                             runtime=not specialise)
         self.log = self.ks.log
         self._lat = lattice3(cell.reduced)
-        self._img = pad3(self.params.images)
+        self._img = np.ascontiguousarray(pad3(self.params.images).T)  # (3, n_R)
+        self._cand, self._ncand = image_candidates(self._lat, pad3(self.params.images),
+                                                   self.params.real_cutoff)
         self._gint = pad3(self.params.gints).astype(np.int64)
         self._nmax = int(np.abs(self._gint).max(initial=0))
         self._weights = np.ascontiguousarray(self.params.weights, np.float64)
@@ -155,8 +166,9 @@ class EwaldEvaluator:
         out = np.zeros(f.shape[0], ks["ewald_real"].dtype)
         lat, img, par, coef = ks.constants("ewald_real", self._lat, self._img, self._par,
                                            self._coef)
-        K.real_kernel(cv, ks.encode("ewald_real", "frac", f, step), lat, img, self.charges,
-                      par, coef, out)
+        args = (cv, ks.encode("ewald_real", "frac", f, step), f, lat, img, self._cand,
+                self._ncand, self.charges, par, coef, out)
+        _launch(K.real_kernel, args, ks, "ewald_real")
         ks.report("ewald_real", cv)
         return ks.decode("ewald_real", "sum", out)
 
@@ -170,8 +182,9 @@ class EwaldEvaluator:
         out = np.zeros(f.shape[0], dt)
         out_s = np.zeros((f.shape[0], self._gint.shape[0], 2), dt)
         q, weights = ks.constants("ewald_recip", self.charges, self._weights)
-        K.recip_kernel(cv, ks.encode("ewald_recip", "frac", f, step), self._gint, q, weights,
-                       np.int64(self._nmax), self.cell.dim == 3, out, out_s)
+        args = (cv, ks.encode("ewald_recip", "frac", f, step), self._gint, q, weights,
+                np.int64(self._nmax), self.cell.dim == 3, out, out_s)
+        _launch(K.recip_kernel, args, ks, "ewald_recip")
         ks.report("ewald_recip", cv)
         s = ks.decode("ewald_recip", "sre", out_s[..., 0]) + 1j * ks.decode(
             "ewald_recip", "sim", out_s[..., 1])

@@ -156,7 +156,7 @@ class JastrowEvaluator:
                             runtime=not specialise)
         self.log = self.ks.log
         self._lat = lattice3(cell.reduced)
-        self._img = pad3(self.images)
+        self._img = np.ascontiguousarray(pad3(self.images).T)  # (3, n_R)
         self._ucoef = np.ascontiguousarray(u_coefficients(params))
         c, big_l = params.c, params.cutoff
         self._upar = np.array([big_l ** 2, 1 / big_l, 1 / big_l ** 2, c, c * (c - 1), 2 * c,

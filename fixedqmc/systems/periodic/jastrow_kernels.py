@@ -175,7 +175,7 @@ def _u_electron(e, f, i, fi0, fi1, fi2, lat, img, coef, par, cpow, n_up, total, 
         cf = coef[0] if (j < n_up) == up else coef[1]
         d0, d1, d2 = displacement(e, fi0, fi1, fi2, load(e, f[j, 0], FRAC),
                                   load(e, f[j, 1], FRAC), load(e, f[j, 2], FRAC), lat)
-        for m in range(img.shape[0]):
+        for m in range(img.shape[1]):
             e0, e1, e2, s = to_image(e, d0, d1, d2, img, m)
             if less(e, s, cut2):
                 u, dur, lterm = _u_pair(e, s, cf, par, cpow)
@@ -229,7 +229,7 @@ def u_kernel(cv, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_g
     """The u term (Eq. 8) of walkers ``f`` (n_w, N, 3) ``jastrow_u.frac`` words (the first
     ``n_up`` electrons spin up); ``fnew`` (n_w, 3) the moved electron's new coordinates
     (read only if ``imove >= 0``); ``lat`` (3, 3) the reduced lattice (rows, bohr), ``img``
-    (n_R, 3) candidate images (bohr), ``coef`` (2, 3, N_u + 1), ``par`` of
+    (3, n_R) candidate images (columns, bohr), ``coef`` (2, 3, N_u + 1), ``par`` of
     :data:`U_PARAMETERS`, ``cpow`` = C.  Outputs (``sum``, ``grad``, ``lap`` words):
     ``out_sum`` (n_w, 2), ``out_grad`` (n_w, N, 3), ``out_lap`` (n_w, N); see the module
     docstring for the two modes."""
@@ -248,10 +248,10 @@ def _p_electron(e, f, i, fi0, fi1, fi2, gint, pcoef, nmax, three, buf, total, ha
     for j in range(f.shape[0]):
         if j == i:
             continue
-        powers(e, sub(e, fi0, load(e, f[j, 0], P_FRAC), P_DFRAC), buf, 0, nmax)
-        powers(e, sub(e, fi1, load(e, f[j, 1], P_FRAC), P_DFRAC), buf, 1, nmax)
+        powers(e, sub(e, fi0, load(e, f[j, 0], P_FRAC), P_DFRAC), buf[0], nmax)
+        powers(e, sub(e, fi1, load(e, f[j, 1], P_FRAC), P_DFRAC), buf[1], nmax)
         if three:
-            powers(e, sub(e, fi2, load(e, f[j, 2], P_FRAC), P_DFRAC), buf, 2, nmax)
+            powers(e, sub(e, fi2, load(e, f[j, 2], P_FRAC), P_DFRAC), buf[2], nmax)
         for g in range(gint.shape[0]):
             n0, n1 = gint[g, 0] + nmax, gint[g, 1] + nmax
             zr, zi = times(e, load(e, buf[0, n0, 0], PW), load(e, buf[0, n0, 1], PW),

@@ -42,23 +42,23 @@ COS, SIN, PP, PW, ZZ = range(5)
 
 
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def powers(e, t, buf, k, nmax):
-    """Buffer ``e^{2 pi i m t}``, m = -nmax..nmax, of the turn ``t`` at ``buf[k, nmax + m]``
-    (``pw`` words: real, imaginary)."""
+def powers(e, t, buf, nmax):
+    """Buffer ``e^{2 pi i m t}``, m = -nmax..nmax, of the turn ``t`` at ``buf[nmax + m]``
+    (``pw`` words: real, imaginary; ``buf`` of shape (2 nmax + 1, 2))."""
     c = cos_turns(e, t, COS)
     s = sin_turns(e, t, SIN)
     zero = const(e, 0.0, PW)
     re = const(e, 1.0, PW)
     im = const(e, 0.0, PW)
-    buf[k, nmax, 0] = store(e, re)
-    buf[k, nmax, 1] = store(e, im)
+    buf[nmax, 0] = store(e, re)
+    buf[nmax, 1] = store(e, im)
     for m in range(1, nmax + 1):
         re, im = (sub(e, mul(e, re, c, PP), mul(e, im, s, PP), PW),
                   add(e, mul(e, re, s, PP), mul(e, im, c, PP), PW))
-        buf[k, nmax + m, 0] = store(e, re)
-        buf[k, nmax + m, 1] = store(e, im)
-        buf[k, nmax - m, 0] = store(e, re)
-        buf[k, nmax - m, 1] = store(e, sub(e, zero, im, PW))
+        buf[nmax + m, 0] = store(e, re)
+        buf[nmax + m, 1] = store(e, im)
+        buf[nmax - m, 0] = store(e, re)
+        buf[nmax - m, 1] = store(e, sub(e, zero, im, PW))
 
 
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal

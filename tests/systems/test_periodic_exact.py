@@ -31,7 +31,7 @@ and ``jastrow_u``)
     T_B``, the Horner sum ``h`` (products ``hu``, coefficients ``coef``), ``arg = neg_g2
     s``, ``gauss`` = the LUT exponential (``reference.lut_exp``), ``erfc = gauss h``, ``phi
     = erfc inv_r``, ``term = qq phi`` into the accumulator ``sum``.
-``jastrow_u`` (:mod:`fixedqmc.systems.periodic.jastrow_kernels`; 4 electrons, 2 up, 2
+``jastrow_u`` (:mod:`fixedqmc.systems.periodic.jastrow_u_kernel`; 4 electrons, 2 up, 2
 walkers, 3D and 2D, C = 3 and 2)
     per electron i and other electron j the pair geometry over the candidate images; inside
     ``cut2``: ``inv_r``, ``r``, ``x = r inv_l``, ``y = x - one``, the powers ``yp`` (from
@@ -43,23 +43,31 @@ walkers, 3D and 2D, C = 3 and 2)
     dur de_c`` into the accumulators ``grad``, ``lterm`` into ``lap``, ``u`` into ``sum`` (full
     evaluation: one accumulator over every pair i < j; a move of electron i: one for the
     old and one for the new place, over j != i, each with its own grad and lap sums).
-``jastrow_p`` (same electrons and cells, G vectors up to nmax = 2)
-    per pair and axis ``dfrac`` and ``cos``/``sin`` (the kernel cosine of its turn), the
-    powers ``pw`` (consts 0, 1, then per m ``pw = pp - pp`` and ``pp + pp`` with ``pp`` the
-    component products of the previous power and (cos, sin); the negative powers'
-    imaginary parts ``0 - im``); per G ``zz`` = the products (``pp``) of the powers of the
-    two (2D) or three (3D) axes; ``pterm = ag Re z`` into ``sum``, ``gterm = agc Im z``
-    into ``grad`` (3 components), ``lterm = ag2 Re z`` into ``lap`` (consts ``ag``,
-    ``agc``, ``ag2``).
+``jastrow_p`` (:mod:`fixedqmc.systems.periodic.jastrow_p_kernel`; same electrons and cells,
+G vectors up to nmax = 2)
+    per electron and axis the phasor powers of its coordinate (as for ``ewald_recip``; 2D:
+    two axes), per G ``zz`` = the products (``pp``) of the powers of the two (2D) or three
+    (3D) axes.  Full evaluation: per G the accumulators ``sre``, ``sim`` of ``Re z_j``,
+    ``Im z_j`` over all electrons, ``sq``, ``mag``, ``pair = mag - nel`` (``nel`` the const
+    N, once per walker), ``pterm = ahalf pair`` (const ``ahalf = a_G / 2``) into ``sum``;
+    then per electron i and G, from the same ``z_i`` words and S: ``cim = zs - zs`` (``Im
+    z Re S``, ``Re z Im S``), ``cre = zs + zs`` of S and of z_i itself (the self term
+    ``|z_i|**2``), ``cdiff = cre - cre``, ``gterm = agc cim`` into ``grad`` (3
+    components), ``lterm = ag2 cdiff`` into ``lap``.  A move of electron i: the powers of
+    the new place too; per G ``zz`` of every electron, the accumulators ``sre``, ``sim``
+    with z_i's terms replaced by the const 0 of ``zz`` (once per walker), z_i's words
+    (computed once) and ``z_i'``, ``eterm = ag cre`` (const ``ag`` once per G) into the old
+    and the new ``sum``, ``cim`` at the new place, ``gterm = agc cim`` into ``grad``.
 
 The oracles call no function of the package for the arithmetic: they use only the kernels'
 data (the sine table, the exponential tables, 2 pi and log2 e as words) and the host
 drivers' inputs (encoded coordinates, lattice, images, coefficients).  The kernels run with
-run-time formats (the host drivers' default), at 32 bits, at 64 bits (where the table
-exponential and cosine differ from correctly rounded ones in the last bits, so the oracle
-must follow their data paths) and at narrower words with narrowed ranges, in every rounding
-mode (stochastic included, and per-variable modes such as a floor or stochastic ``nint``)
-and both overflow modes; the Jastrow kernels both in a full evaluation and a move.
+run-time formats (the host drivers' default; ``jastrow_p`` also once with formats compiled
+in), at 32 bits, at 64 bits (where the table exponential and cosine differ from correctly
+rounded ones in the last bits, so the oracle must follow their data paths) and at narrower
+words with narrowed ranges, in every rounding mode (stochastic included, and per-variable
+modes such as a floor or stochastic ``nint``) and both overflow modes; the Jastrow kernels
+both in a full evaluation and a move.
 """
 
 from fractions import Fraction
@@ -72,7 +80,8 @@ from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.kernel_set import step_seed
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic import jastrow as J
-from fixedqmc.systems.periodic import jastrow_kernels as JK
+from fixedqmc.systems.periodic import jastrow_u_kernel as JK
+from fixedqmc.systems.periodic import jastrow_p_kernel as PK
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
@@ -370,13 +379,9 @@ def run_jastrow(ev, name, x, new, imove, step):
     out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
     out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
     cv = ks.context(name, step)
-    if name == "jastrow_u":
-        JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, ev._ucoef, ev._upar,
-                    np.int64(ev.params.c), np.int64(ev.params.n_up), out_sum, out_grad,
-                    out_lap)
-    else:
-        JK.p_kernel(cv, fw, fn, np.int64(imove), ev._gint, ev._pcoef, np.int64(ev._nmax),
-                    ev.params.cell.dim == 3, out_sum, out_grad, out_lap)
+    assert name == "jastrow_u"
+    JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, ev._ucoef, ev._upar,
+                np.int64(ev.params.c), np.int64(ev.params.n_up), out_sum, out_grad, out_lap)
     return fw, fn, out_sum, out_grad, out_lap, reported(name, ks.report(name, cv))
 
 
@@ -507,53 +512,158 @@ def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
 
 
 # ----------------------------------------------------------------- jastrow_p --
-def oracle_p_electron(ref, f, i, fi, gint, pcoef, nmax, three, half):
-    """Electron i at fi: (its p terms for the sum (only j > i if half), grad (3), lap)."""
-    terms, g, lt = [], ([], [], []), []
-    for j in range(len(f)):
-        if j == i:
-            continue
-        bufs = [oracle_powers(ref, ref.r(fi[k] - f[j][k], "dfrac"), nmax)
-                for k in range(3 if three else 2)]
-        for n, a in zip(gint, pcoef):
-            z = oracle_times(ref, bufs[0][n[0]], bufs[1][n[1]])
-            if three:
-                z = oracle_times(ref, z, bufs[2][n[2]])
-            if j > i or not half:
-                terms.append(ref.r(ref.r(float(a[0]), "ag") * z[0], "pterm"))
+def run_p(ev, x, new, imove, step):
+    """The compiled ``jastrow_p`` kernel (:mod:`.jastrow_p_kernel`) on positions x, the move
+    of electron ``imove`` to ``new`` (imove < 0: the full evaluation): (fractional words, new
+    words, out_sum, out_grad, out_lap, the call's reported events), as
+    ``JastrowEvaluator._run`` calls it."""
+    ks = ev.ks
+    fw = ks.encode("jastrow_p", "frac", ev.fractional(x), step)
+    fn = ks.encode("jastrow_p", "frac", np.ascontiguousarray(ev.fractional(new)), step)
+    nw, n = fw.shape[:2]
+    out_sum = np.zeros((nw, 2), np.int64)
+    out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
+    out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
+    cv = ks.context("jastrow_p", step)
+    PK.p_kernel(cv, fw, fn, np.int64(imove), ev._gint, ev._pcoef, np.int64(ev._nmax),
+                ev.params.cell.dim == 3, out_sum, out_grad, out_lap)
+    return fw, fn, out_sum, out_grad, out_lap, reported("jastrow_p", ks.report("jastrow_p",
+                                                                               cv))
+
+
+def oracle_z(ref, bufs, n, three):
+    """z(G) of reduced integer coordinates n from one electron's powers (per axis)."""
+    z = oracle_times(ref, bufs[0][n[0]], bufs[1][n[1]])
+    return oracle_times(ref, z, bufs[2][n[2]]) if three else z
+
+
+def oracle_re_conj(ref, z, s):
+    """Re(z conj s): products zs, sum cre."""
+    return ref.r(ref.r(z[0] * s[0], "zs") + ref.r(z[1] * s[1], "zs"), "cre")
+
+
+def oracle_im_conj(ref, z, s):
+    """Im(z conj s): products zs, difference cim."""
+    return ref.r(ref.r(z[1] * s[0], "zs") - ref.r(z[0] * s[1], "zs"), "cim")
+
+
+def oracle_p_full(ref, f, gint, pcoef, nmax, three):
+    """(J_p, [grad_i (3)], [lap_i]) of one walker: f (N, 3) Fractions."""
+    axes = 3 if three else 2
+    bufs = [[oracle_powers(ref, f[j][k], nmax) for k in range(axes)] for j in range(len(f))]
+    nel = ref.r(len(f), "nel")
+    zs, s, pterms = [], [], []
+    for n, a in zip(gint, pcoef):
+        z = [oracle_z(ref, bufs[j], n, three) for j in range(len(f))]
+        re, im = ref.acc([t[0] for t in z], "sre"), ref.acc([t[1] for t in z], "sim")
+        mag = ref.r(ref.r(re * re, "sq") + ref.r(im * im, "sq"), "mag")
+        pair = ref.r(mag - nel, "pair")
+        pterms.append(ref.r(ref.r(float(a[0]) * 0.5, "ahalf") * pair, "pterm"))
+        zs.append(z)
+        s.append((re, im))
+    grads, laps = [], []
+    for i in range(len(f)):
+        g, lt = ([], [], []), []
+        for k, a in enumerate(pcoef):
+            z = zs[k][i]
+            cim = oracle_im_conj(ref, z, s[k])
+            cdiff = ref.r(oracle_re_conj(ref, z, s[k]) - oracle_re_conj(ref, z, z), "cdiff")
             for c in range(3):
-                g[c].append(ref.r(ref.r(float(a[1 + c]), "agc") * z[1], "gterm"))
-            lt.append(ref.r(ref.r(float(a[4]), "ag2") * z[0], "lterm"))
-    return terms, [ref.acc(t, "grad") for t in g], ref.acc(lt, "lap")
+                g[c].append(ref.r(ref.r(float(a[1 + c]), "agc") * cim, "gterm"))
+            lt.append(ref.r(ref.r(float(a[4]), "ag2") * cdiff, "lterm"))
+        grads.append([ref.acc(t, "grad") for t in g])
+        laps.append(ref.acc(lt, "lap"))
+    return ref.acc(pterms, "sum"), grads, laps
 
 
-#: Too narrow on purpose: the powers (the const 1 too), their products, the G-space
-#: products and the three sums overflow.
-P_NARROW = {"pw": (-0.7, 0.7), "pp": (-0.45, 0.45), "zz": (-0.45, 0.45),
-            "sum": (-0.02, 0.02), "grad": (-0.05, 0.05), "lap": (-0.1, 0.1)}
-#: Only the sums too narrow.
-P_SUMS = {"sum": (-0.02, 0.02), "grad": (-0.05, 0.05), "lap": (-0.1, 0.1)}
+def oracle_p_move(ref, f, i, fnew, gint, pcoef, nmax, three):
+    """(old sum, new sum, grad (3)) of one walker's move of electron i to fnew."""
+    axes = 3 if three else 2
+    bufs = [[oracle_powers(ref, f[j][k], nmax) for k in range(axes)] for j in range(len(f))]
+    nbuf = [oracle_powers(ref, fnew[k], nmax) for k in range(axes)]
+    zero = ref.r(0.0, "zz")  # z_i's place in the sums
+    old, new, g = [], [], ([], [], [])
+    for n, a in zip(gint, pcoef):
+        z = [oracle_z(ref, bufs[j], n, three) for j in range(len(f))]
+        s = tuple(ref.acc([zero if j == i else t[c] for j, t in enumerate(z)], v)
+                  for c, v in ((0, "sre"), (1, "sim")))
+        ag = ref.r(float(a[0]), "ag")
+        old.append(ref.r(ag * oracle_re_conj(ref, z[i], s), "eterm"))
+        znew = oracle_z(ref, nbuf, n, three)
+        new.append(ref.r(ag * oracle_re_conj(ref, znew, s), "eterm"))
+        cim = oracle_im_conj(ref, znew, s)
+        for c in range(3):
+            g[c].append(ref.r(ref.r(float(a[1 + c]), "agc") * cim, "gterm"))
+    return ref.acc(old, "sum"), ref.acc(new, "sum"), [ref.acc(t, "grad") for t in g]
 
 
-@pytest.mark.parametrize("lattice, spec, ranges, expect", [
-    (SKEWED, "fixed:32", None, set()),
-    (SKEWED, "fixed:64", None, set()),
-    (SKEWED, "fixed:26:half_even:wrap", P_NARROW, set(P_NARROW) - {"zz"}),
-    (SKEWED, "fixed:30:stochastic:saturate", P_NARROW, set(P_NARROW)),
-    (SKEWED, "fixed:24:half_away:saturate", P_SUMS, set(P_SUMS)),
-    (SKEWED_2D, "fixed:32", None, set()),
+def check_p_kernel(ev, params, step, seed) -> dict:
+    """Run ``jastrow_p`` on :func:`jastrow_walkers` (full evaluation, then a move of
+    electron 1) and compare every word and the overflow counts with the oracles; returns
+    the events of both calls."""
+    kp = ev.ks["jastrow_p"]
+    x, new = jastrow_walkers(params)
+    three = params.cell.dim == 3
+    gint, pcoef = ev._gint.tolist(), ev._pcoef.tolist()
+    events = {}
+    for imove in (-1, 1):
+        fw, fn, out_sum, out_grad, out_lap, got = run_p(ev, x, new, imove, step)
+        ref = Ref(kp, step_seed(seed, step))
+        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
+        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
+                             words(kp, "lap", out_lap))
+        for w in range(2):
+            ref.p = w
+            if imove < 0:
+                total, g, lp = oracle_p_full(ref, f[w], gint, pcoef, ev._nmax, three)
+                assert sums[w] == [total, 0], w
+                assert grads[w] == g, w
+                assert laps[w] == lp, w
+            else:
+                old, nsum, g = oracle_p_move(ref, f[w], imove, fnew[w], gint, pcoef,
+                                             ev._nmax, three)
+                assert sums[w] == [old, nsum], w
+                assert grads[w] == [g], w
+                assert laps[w] == [0], w
+        assert got == ref.events, (imove, got, ref.events)
+        for k, n in ref.events.items():
+            events[k] = events.get(k, 0) + n
+    return events
+
+
+#: Too narrow on purpose: the powers (the const 1 too), their products, the plane waves
+#: z_j(G) and the three sums overflow.
+P_NARROW = {"pw": (-0.7, 0.7), "pp": (-0.45, 0.45), "zz": (-0.2, 0.2),
+            "sum": (-0.01, 0.01), "grad": (-0.02, 0.02), "lap": (-0.04, 0.04)}
+#: The phasors wide enough; S, its square, the const N, the products with S, their
+#: differences, the terms and the sums too narrow.
+P_SUMS = {"sre": (-1.5, 1.5), "sim": (-1.5, 1.5), "sq": (0.0, 1.5), "mag": (0.0, 1.9),
+          "nel": (0.0, 3.0), "pair": (-1.9, 1.9), "pterm": (-0.01, 0.01),
+          "zs": (-0.9, 0.9), "cre": (-0.9, 0.9), "cim": (-0.6, 0.6), "cdiff": (-0.6, 0.6),
+          "eterm": (-0.01, 0.01), "gterm": (-0.02, 0.02), "lterm": (-0.05, 0.05),
+          "sum": (-0.02, 0.02), "grad": (-0.05, 0.05), "lap": (-0.1, 0.1)}
+
+
+@pytest.mark.parametrize("lattice, spec, ranges, expect, specialise", [
+    (SKEWED, "fixed:32", None, set(), False),
+    (SKEWED, "fixed:64", None, set(), False),
+    (SKEWED, "fixed:26:half_even:wrap", P_NARROW, set(P_NARROW) - {"grad", "lap"}, False),
+    (SKEWED, "fixed:30:stochastic:saturate", P_NARROW, set(P_NARROW), False),
+    (SKEWED, "fixed:24:half_away:saturate", P_SUMS, set(P_SUMS) - {"sum"}, False),
+    (SKEWED, "fixed:28:half_up:wrap", P_SUMS, set(P_SUMS) - {"pair"}, True),
+    (SKEWED_2D, "fixed:32", None, set(), False),
     (SKEWED_2D, "fixed:28:floor:wrap,jastrow_p.zz=fixed:28:stochastic:saturate", P_NARROW,
-     set(P_NARROW) - {"zz"})])
-def test_jastrow_p_is_bit_exact(lattice, spec, ranges, expect):
+     set(P_NARROW), False),
+    (SKEWED_2D, "fixed:30:zero:saturate,jastrow_p.cre=fixed:30:stochastic:wrap", P_SUMS,
+     set(P_SUMS), False)])
+def test_jastrow_p_is_bit_exact(lattice, spec, ranges, expect, specialise):
+    """The structure-factor kernel against its oracle; ``specialise``: formats compiled in
+    (the others read them at run time)."""
     params = make_params(lattice, n_p=14 if len(lattice) == 3 else 6)
     seed, step = 17, 4
-    ev = JastrowEvaluator(params, spec, ranges={"jastrow_p": ranges or {}}, seed=seed)
-    three = params.cell.dim == 3
+    ev = JastrowEvaluator(params, spec, ranges={"jastrow_p": ranges or {}}, seed=seed,
+                          specialise=specialise)
     assert ev._nmax == 2
-    gint, pcoef = ev._gint.tolist(), ev._pcoef.tolist()
-
-    def electron(ref, fw, i, pos, full):
-        return oracle_p_electron(ref, fw, i, pos, gint, pcoef, ev._nmax, three, full)
-    events = check_jastrow_kernel(ev, "jastrow_p", params, step, seed, electron)
+    events = check_p_kernel(ev, params, step, seed)
     assert {f"jastrow_p.{v}" for v in expect} <= set(events), events
     assert bool(events) == bool(expect)

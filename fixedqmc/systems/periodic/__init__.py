@@ -12,7 +12,8 @@ its one-source kernels at any precision.
   :mod:`~fixedqmc.systems.periodic.heg`, :mod:`~fixedqmc.systems.periodic.plugin`: the
   homogeneous electron gas (closed shells, plane-wave orbitals, exact determinant samples,
   the Hartree-Fock energy of a finite cell, the system and its ``heg`` plug-in);
-* :mod:`~fixedqmc.systems.periodic.jastrow`, :mod:`~fixedqmc.systems.periodic.jastrow_kernels`,
+* :mod:`~fixedqmc.systems.periodic.jastrow`, :mod:`~fixedqmc.systems.periodic.jastrow_u_kernel`,
+  :mod:`~fixedqmc.systems.periodic.jastrow_p_kernel`,
   :mod:`~fixedqmc.systems.periodic.jastrow_eval`: the two-body Jastrow factor u + p
   (Eq. 8-10), its float64 reference and its kernels at any precision;
 * :mod:`~fixedqmc.systems.periodic.pair_geometry`: minimum-image pair geometry shared by

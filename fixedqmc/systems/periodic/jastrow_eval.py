@@ -1,7 +1,8 @@
 """The two-body Jastrow factor through the one-source kernels, at any precision per kernel.
 
-:class:`JastrowEvaluator` declares the kernels ``jastrow_u`` and ``jastrow_p`` of
-:mod:`fixedqmc.systems.periodic.jastrow_kernels` (every variable with a range derived from
+:class:`JastrowEvaluator` declares the kernels ``jastrow_u`` of
+:mod:`fixedqmc.systems.periodic.jastrow_u_kernel` and ``jastrow_p`` of
+:mod:`fixedqmc.systems.periodic.jastrow_p_kernel` (every variable with a range derived from
 the parameters), resolves a precision spec over them (``jastrow_u=fixed:32,jastrow_p=float32``,
 ...) with a :class:`~fixedqmc.numerics.kernel_set.KernelSet`, encodes the walkers' reduced
 fractional coordinates, runs the kernels and decodes J, grad_i J and lap_i J
@@ -20,8 +21,9 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import check_int
 from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
-from fixedqmc.systems.periodic import jastrow_kernels as K
-from fixedqmc.systems.periodic.evaluator import lattice3, pad3
+from fixedqmc.systems.periodic import jastrow_u_kernel as K
+from fixedqmc.systems.periodic import jastrow_p_kernel as PK
+from fixedqmc.systems.periodic.evaluator import _launch, lattice3, pad3
 from fixedqmc.systems.periodic.jastrow import JastrowParameters, JastrowValues, _positions
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
@@ -120,21 +122,33 @@ def declared_ranges(params: JastrowParameters, images: np.ndarray) -> dict:
     amax = float(a.max()) if a.size else 1.0
     agmax = float((a * np.sqrt(g2)).max()) if a.size else 1.0
     ag2max = float((a * g2).max()) if a.size else 1.0
+    # the p kernel (jastrow_p_kernel): |z_j| <= 1 up to its drift (MARGIN holds it), so
+    # |S| <= N, |S|**2 <= N**2, |S|**2 - N in [-N, N**2 - N], |Re, Im(z conj S)| <= N and,
+    # the self term removed (or cancelling exactly), |sum_{j != i} Re, Im(z_i conj z_j)|
+    # <= N - 1; each derived bound carries one more MARGIN for its rounding
+    m1 = max(n - 1, 1)
+    sabs = MARGIN * n
+    mag = MARGIN ** 2 * n * n
     p = {
-        "frac": (0, 1), "dfrac": (-1, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1),
-        "pw": (-1, 1), "zz": (-1, 1), "ag": _sym(amax), "agc": _sym(agmax),
-        "ag2": _sym(ag2max), "pterm": _sym(MARGIN * amax), "gterm": _sym(MARGIN * agmax),
-        "lterm": _sym(MARGIN * ag2max),
-        "sum": _sym(MARGIN * n * (n - 1) / 2 * max(float(a.sum()), amax)),
-        "grad": _sym(MARGIN * (n - 1) * max(float((a * np.sqrt(g2)).sum()), agmax)),
-        "lap": _sym(MARGIN * (n - 1) * max(float((a * g2).sum()), ag2max))}
+        "frac": (0, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1), "pw": (-1, 1),
+        "zz": (-1, 1), "sre": _sym(sabs), "sim": _sym(sabs), "sq": (0, mag),
+        "mag": (0, mag), "nel": (0, n), "pair": (-n, mag - n), "ahalf": _sym(amax / 2),
+        "pterm": _sym(MARGIN * amax / 2 * max(mag - n, n)), "zs": _sym(MARGIN * sabs),
+        "cre": _sym(MARGIN * sabs), "cim": _sym(MARGIN ** 2 * m1),
+        "cdiff": _sym(MARGIN ** 2 * m1), "ag": _sym(amax),
+        "eterm": _sym(MARGIN ** 3 * amax * m1), "agc": _sym(agmax),
+        "gterm": _sym(MARGIN ** 3 * agmax * m1), "ag2": _sym(ag2max),
+        "lterm": _sym(MARGIN ** 3 * ag2max * m1),
+        "sum": _sym(MARGIN ** 3 * n * m1 / 2 * max(float(a.sum()), amax)),
+        "grad": _sym(MARGIN ** 3 * m1 * max(float((a * np.sqrt(g2)).sum()), agmax)),
+        "lap": _sym(MARGIN ** 3 * m1 * max(float((a * g2).sum()), ag2max))}
     return {"jastrow_u": u, "jastrow_p": p}
 
 
 def declared_kernels(params: JastrowParameters, images: np.ndarray) -> dict:
     """``{name: KernelSpec}`` of the two Jastrow kernels with their declared ranges."""
     ranges = declared_ranges(params, images)
-    variables = {"jastrow_u": K.U_VARIABLES, "jastrow_p": K.P_VARIABLES}
+    variables = {"jastrow_u": K.U_VARIABLES, "jastrow_p": PK.P_VARIABLES}
     return {k: KernelSpec(k, tuple(Variable(v, *ranges[k][v], doc) for v, doc in variables[k]))
             for k in KERNELS}
 
@@ -184,9 +198,10 @@ class JastrowEvaluator:
                        np.int64(self.params.c), np.int64(self.params.n_up), out_sum,
                        out_grad, out_lap)
         else:
-            K.p_kernel(cv, fw, fn, np.int64(imove), self._gint,
-                       *ks.constants(name, self._pcoef), np.int64(self._nmax),
-                       self.params.cell.dim == 3, out_sum, out_grad, out_lap)
+            _launch(PK.p_kernel, (cv, fw, fn, np.int64(imove), self._gint,
+                                  *ks.constants(name, self._pcoef), np.int64(self._nmax),
+                                  self.params.cell.dim == 3, out_sum, out_grad, out_lap),
+                    ks, name)
         ks.report(name, cv)
         dim = self.params.cell.dim
         return (ks.decode(name, "sum", out_sum), ks.decode(name, "grad", out_grad)[..., :dim],

@@ -1,10 +1,10 @@
-"""Compiled two-body Jastrow kernels, written once for every precision (seed 000, Eq. 8-10).
+"""The compiled Jastrow u kernel, written once for every precision (seed 000, Eq. 8).
 
-Two named kernels, each with its own precision (its own context), parallel over walkers in
+A named kernel with its own precision (its own context), parallel over walkers in
 the fixed chunks of :mod:`fixedqmc.numerics.kernel`.  Positions enter as *fractional
 coordinates* ``frac`` in [0, 1) of the cell's reduced basis (:attr:`Cell.reduced`), shape
 (n_walkers, N, 3); a 2D cell pads the third coordinate, the lattice, the images and the
-G vectors with zeros.  Each kernel has two modes, chosen by ``imove``:
+images with zeros.  Two modes, chosen by ``imove`` (those of :mod:`.jastrow_p_kernel` too):
 
 * ``imove < 0``, a full evaluation: ``out_sum[w, 0]`` = the term's part of
   ``J = sum_{i<j}``, ``out_grad[w, i]`` its part of grad_i J (1/bohr, 3 components),
@@ -30,32 +30,15 @@ G vectors with zeros.  Each kernel has two modes, chosen by ``imove``:
     dq + y**C d2q``, ``u = y**C q``, ``du = dux inv_l`` (u'), ``d2u = d2ux inv_l2`` (u''),
     ``dur = du inv_r`` (u'/r), ``g = dur de_c`` into the accumulators ``grad``, ``lterm =
     d2u + dim1 dur`` (``ddur`` = (dim-1) u'/r) into ``lap``, ``u`` into ``sum``.
-``jastrow_p`` (Eq. 9-10, plane-wave stars from three complex exponentials)
-    ``dfrac_k = f_ik - f_jk`` (turns: ``b'_k . d = 2 pi dfrac_k`` for the reduced
-    reciprocal vectors ``b'_k``), ``cos``/``sin`` = ``cos_turns``/``sin_turns(dfrac_k)``:
-    ``e^{i b'_k . d}``; its powers ``m = 1..nmax`` by repeated complex multiplication
-    (products ``pp``, components ``pw``), the negative powers as conjugates, buffered per
-    pair (Eq. 10: "computed and buffered").  Per G of the half set with reduced integer
-    coordinates ``(n_0, n_1, n_2)``: ``z = e^{i n_0 b'_0.d} e^{i n_1 b'_1.d}
-    (e^{i n_2 b'_2.d})`` (two complex products in 3D, one in 2D; components ``zz``), so
-    ``Re z = cos(G . d)``, ``Im z = sin(G . d)``; ``pterm = ag Re z`` (``ag = a_G``) into
-    ``sum``, ``gterm = agc Im z`` (``agc = -a_G G_c``) into ``grad``, ``lterm = ag2 Re z``
-    (``ag2 = -a_G |G|**2``) into ``lap``.
-
-*Fixed-point error of the power construction*: see :mod:`.phasors` (about ``|n_0| + |n_1|
-+ |n_2| + 2`` units of the ``pw``/``pp``/``zz`` formats per cosine, for ``3 nmax`` instead
-of ``n_G`` transcendental evaluations per pair).
+``jastrow_p`` (Eq. 9-10) is :mod:`.jastrow_p_kernel` (structure factors, O(N n_G)).
 
 Constants: ``upar`` = (``cut2``, ``inv_l``, ``inv_l2``, C, C(C-1), 2C, dim - 1, 1) in the
 order of :data:`U_PARAMETERS`; ``ucoef`` (2, 3, N_u + 1): per spin pair (0 parallel, 1
-antiparallel) the coefficients of Q, Q', Q'' in powers of x; ``pcoef`` (n_G, 5): ``a_G,
--a_G G_x, -a_G G_y, -a_G G_z, -a_G |G|**2``; ``gint`` (n_G, 3) int64 reduced integer
-coordinates.
+antiparallel) the coefficients of Q, Q', Q'' in powers of x.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
@@ -63,7 +46,6 @@ from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chu
                                       sub)
 from fixedqmc.numerics.kernel_ops import rsqrt
 from fixedqmc.systems.periodic.pair_geometry import PAIR_VARIABLES, displacement, to_image
-from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, powers, times
 
 U_VARIABLES = PAIR_VARIABLES + (
     ("cut2", "L_u**2 (bohr**2)"),
@@ -105,25 +87,9 @@ U_VARIABLES = PAIR_VARIABLES + (
  YP, COEF, QX, Q, DCOEF, DQX, DQ, D2COEF, D2QX, D2Q, YQ, INT, KYQ, DUX, D2UX, U, DU, INV_L2,
  D2U, DUR, G, GRAD, DIM1, DDUR, LTERM, LAP, SUM) = range(45)
 
-P_VARIABLES = PHASOR_VARIABLES + (
-    ("frac", "a reduced fractional coordinate, [0, 1)"),
-    ("dfrac", "f_ik - f_jk (turns)"),
-    ("ag", "a_G"),
-    ("agc", "-a_G G_c (1/bohr)"),
-    ("ag2", "-a_G |G|**2 (1/bohr**2)"),
-    ("pterm", "a_G cos(G . d)"),
-    ("gterm", "-a_G G_c sin(G . d) (1/bohr)"),
-    ("lterm", "-a_G |G|**2 cos(G . d) (1/bohr**2)"),
-    ("sum", "J_p = sum p (sum)"),
-    ("grad", "grad_i J_p component (sum, 1/bohr)"),
-    ("lap", "lap_i J_p (sum, 1/bohr**2)"),
-)
-(P_FRAC, P_DFRAC, P_AG, P_AGC, P_AG2, P_PTERM, P_GTERM, P_LTERM, P_SUM, P_GRAD,
- P_LAP) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 11)
-
 U_PARAMETERS = ("cut2", "inv_l", "inv_l2", "C", "C(C-1)", "2C", "dim - 1", "one")
 
-assert len(U_VARIABLES) == SUM + 1 and len(P_VARIABLES) == P_LAP + 1
+assert len(U_VARIABLES) == SUM + 1
 
 
 # ------------------------------------------------------------------------ u term --
@@ -236,81 +202,3 @@ def u_kernel(cv, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_g
     for k in prange(n_chunks(cv, f.shape[0])):
         _u_chunk(cv, k, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_grad,
                  out_lap)
-
-
-# ------------------------------------------------------------------------ p term --
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _p_electron(e, f, i, fi0, fi1, fi2, gint, pcoef, nmax, three, buf, total, half):
-    """Electron i at (fi0, fi1, fi2): its p terms with every other electron:
-    ``(total, gx, gy, gz, lap)`` (pair values added to ``total``, only j > i if ``half``)."""
-    gx, gy, gz = acc_zero(e, P_GRAD), acc_zero(e, P_GRAD), acc_zero(e, P_GRAD)
-    lap = acc_zero(e, P_LAP)
-    for j in range(f.shape[0]):
-        if j == i:
-            continue
-        powers(e, sub(e, fi0, load(e, f[j, 0], P_FRAC), P_DFRAC), buf[0], nmax)
-        powers(e, sub(e, fi1, load(e, f[j, 1], P_FRAC), P_DFRAC), buf[1], nmax)
-        if three:
-            powers(e, sub(e, fi2, load(e, f[j, 2], P_FRAC), P_DFRAC), buf[2], nmax)
-        for g in range(gint.shape[0]):
-            n0, n1 = gint[g, 0] + nmax, gint[g, 1] + nmax
-            zr, zi = times(e, load(e, buf[0, n0, 0], PW), load(e, buf[0, n0, 1], PW),
-                           load(e, buf[1, n1, 0], PW), load(e, buf[1, n1, 1], PW))
-            if three:
-                n2 = gint[g, 2] + nmax
-                zr, zi = times(e, zr, zi, load(e, buf[2, n2, 0], PW),
-                               load(e, buf[2, n2, 1], PW))
-            if j > i or not half:
-                total = acc_add(e, total, mul(e, const(e, pcoef[g, 0], P_AG), zr, P_PTERM),
-                                P_SUM)
-            gx = acc_add(e, gx, mul(e, const(e, pcoef[g, 1], P_AGC), zi, P_GTERM), P_GRAD)
-            gy = acc_add(e, gy, mul(e, const(e, pcoef[g, 2], P_AGC), zi, P_GTERM), P_GRAD)
-            gz = acc_add(e, gz, mul(e, const(e, pcoef[g, 3], P_AGC), zi, P_GTERM), P_GRAD)
-            lap = acc_add(e, lap, mul(e, const(e, pcoef[g, 4], P_AG2), zr, P_LTERM), P_LAP)
-    return (total, acc_value(e, gx, P_GRAD), acc_value(e, gy, P_GRAD),
-            acc_value(e, gz, P_GRAD), acc_value(e, lap, P_LAP))
-
-
-@njit
-def _p_walker(e, f, fnew, imove, gint, pcoef, nmax, three, out_sum, out_grad, out_lap):
-    buf = np.empty((3, 2 * nmax + 1, 2), out_sum.dtype)
-    if imove < 0:
-        total = acc_zero(e, P_SUM)
-        for i in range(f.shape[0]):
-            total, gx, gy, gz, lap = _p_electron(
-                e, f, i, load(e, f[i, 0], P_FRAC), load(e, f[i, 1], P_FRAC),
-                load(e, f[i, 2], P_FRAC), gint, pcoef, nmax, three, buf, total, True)
-            out_grad[i, 0], out_grad[i, 1], out_grad[i, 2] = (store(e, gx), store(e, gy),
-                                                              store(e, gz))
-            out_lap[i] = store(e, lap)
-        out_sum[0] = store(e, acc_value(e, total, P_SUM))
-    else:
-        old = _p_electron(e, f, imove, load(e, f[imove, 0], P_FRAC),
-                          load(e, f[imove, 1], P_FRAC), load(e, f[imove, 2], P_FRAC), gint,
-                          pcoef, nmax, three, buf, acc_zero(e, P_SUM), False)[0]
-        new, gx, gy, gz, _ = _p_electron(
-            e, f, imove, load(e, fnew[0], P_FRAC), load(e, fnew[1], P_FRAC),
-            load(e, fnew[2], P_FRAC), gint, pcoef, nmax, three, buf, acc_zero(e, P_SUM),
-            False)
-        out_sum[0] = store(e, acc_value(e, old, P_SUM))
-        out_sum[1] = store(e, acc_value(e, new, P_SUM))
-        out_grad[0, 0], out_grad[0, 1], out_grad[0, 2] = store(e, gx), store(e, gy), store(e, gz)
-
-
-@njit
-def _p_chunk(cv, k, f, fnew, imove, gint, pcoef, nmax, three, out_sum, out_grad, out_lap):
-    c = chunk(cv, k)
-    lo, hi = chunk_bounds(cv, f.shape[0], k)
-    for w in range(lo, hi):
-        _p_walker(at(c, w), f[w], fnew[w], imove, gint, pcoef, nmax, three, out_sum[w],
-                  out_grad[w], out_lap[w])
-
-
-@njit(parallel=True, cache=True)
-def p_kernel(cv, f, fnew, imove, gint, pcoef, nmax, three, out_sum, out_grad, out_lap):
-    """The p term (Eq. 9-10) of walkers ``f`` (n_w, N, 3) ``jastrow_p.frac`` words;
-    ``fnew`` (n_w, 3) as for :func:`u_kernel`; ``gint`` (n_G, 3) int64 reduced integer
-    coordinates of the half set, ``pcoef`` (n_G, 5), ``nmax`` = max |gint|, ``three``: a 3D
-    cell.  Outputs (``sum``, ``grad``, ``lap`` words) as for :func:`u_kernel`."""
-    for k in prange(n_chunks(cv, f.shape[0])):
-        _p_chunk(cv, k, f, fnew, imove, gint, pcoef, nmax, three, out_sum, out_grad, out_lap)

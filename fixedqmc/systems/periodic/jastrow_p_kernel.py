@@ -211,9 +211,11 @@ def _full(e, f, gint, pcoef, nmax, three, out_sum, out_grad, out_lap):
         z_re, z_im = zbuf[g, 0], zbuf[g, 1]
         sre = acc_zero(e, SRE)
         sim = acc_zero(e, SIM)
-        for j in range(n):  # vectorises in float contexts (no array enters a helper here:
-            zr, zi = times(e, load(e, a_re[j], PW), load(e, a_im[j], PW),  # it would cost
-                           load(e, b_re[j], PW), load(e, b_im[j], PW))     # reference counts)
+        # a loop that vectorises in float contexts (written out: an array passed to a helper
+        # inside it would cost reference counts per electron)
+        for j in range(n):
+            zr, zi = times(e, load(e, a_re[j], PW), load(e, a_im[j], PW),
+                           load(e, b_re[j], PW), load(e, b_im[j], PW))
             if three:
                 zr, zi = times(e, zr, zi, load(e, c_re[j], PW), load(e, c_im[j], PW))
             z_re[j], z_im[j] = store(e, zr), store(e, zi)
@@ -270,8 +272,9 @@ def _move(e, f, fnew, i, gint, pcoef, nmax, three, out_sum, out_grad):
                 zr, zi = times(e, zr, zi, load(e, c_re[j], PW), load(e, c_im[j], PW))
             zrow[0, j], zrow[1, j] = store(e, zr), store(e, zi)
         zr, zi = load(e, zrow[0, i], ZZ), load(e, zrow[1, i], ZZ)
-        zrow[0, i], zrow[1, i] = store(e, zero), store(e, zero)  # S_{-i}: no branch in
-        for j in range(n):                                        # the loop, which vectorises
+        # S_{-i}: z_i's place set to 0, so that the sum has no branch and vectorises
+        zrow[0, i], zrow[1, i] = store(e, zero), store(e, zero)
+        for j in range(n):
             sre = acc_add(e, sre, load(e, zrow[0, j], ZZ), SRE)
             sim = acc_add(e, sim, load(e, zrow[1, j], ZZ), SIM)
         sr = acc_value(e, sre, SRE)

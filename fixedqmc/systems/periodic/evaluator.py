@@ -60,8 +60,14 @@ def lattice3(lattice: np.ndarray) -> np.ndarray:
 def _launch(kernel, args, ks: KernelSet, name: str) -> None:
     """Run ``kernel(*args)``; a float kernel compiled for loop vectorisation
     (:func:`~fixedqmc.numerics.vectorise.vectorised`: its term loops vectorise, fixed-point
-    ones gain little and compile far longer)."""
-    (vectorised(kernel, *args) if ks[name].kind in ("float64", "float32") else kernel)(*args)
+    ones gain little and compile far longer).  The argument types of a kernel are fixed per
+    kernel set, so the compile check runs once per set and kernel (typing the arguments
+    costs more than a small move)."""
+    done = ks.__dict__.setdefault("_vectorised", set())
+    if (kernel, name) not in done and ks[name].kind in ("float64", "float32"):
+        vectorised(kernel, *args)
+        done.add((kernel, name))
+    kernel(*args)
 
 
 def declared_ranges(params: EwaldParameters, charges) -> dict:

@@ -1,4 +1,4 @@
-"""Shared hypothesis strategies for fixed-point tests."""
+"""Shared hypothesis strategies for fixed-point tests, and random inputs shared by tests."""
 
 from hypothesis import strategies as st
 
@@ -47,3 +47,15 @@ def qformats_scaled(draw, max_word=64, signed=None):
     word = draw(st.one_of(st.integers(lo, max_word), st.sampled_from([lo, max_word])))
     frac = draw(st.one_of(st.integers(0, 64), st.sampled_from([0, word - int(s), 64])))
     return QFormat(s, word - int(s) - frac, frac)
+
+
+def random_charges(rng, n, neutral):
+    """``n`` point charges, an (n,) array drawn from -2, -1, 1, 3 by the numpy Generator
+    ``rng``; the last one adjusted so that they sum to zero if ``neutral``, else so that
+    their total is not zero."""
+    q = rng.choice([-2.0, -1.0, 1.0, 3.0], size=n)
+    if neutral:
+        q[-1] -= q.sum()
+    elif q.sum() == 0:
+        q[-1] += 1.0
+    return q

@@ -6,7 +6,8 @@ A :class:`KernelSet` resolves a precision spec over a system's kernels (each a
 context (the stochastic-rounding stream of MC step ``step``), encodes inputs, decodes
 outputs, records overflow events in one :class:`OverflowLog`, lists every variable's format
 and profiles ranges.  Fixed-point kernels run with run-time formats by default (one
-compilation for every width: what sweeps need), float kernels in their own type.
+compilation for every width: what sweeps need), float kernels in their own type
+(:meth:`KernelSet.launch` compiles them for loop vectorisation).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from fixedqmc.numerics.kernel import KernelPrecision
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
+from fixedqmc.numerics.vectorise import vectorised
 
 
 @lru_cache(maxsize=1 << 14)
@@ -70,9 +72,33 @@ class KernelSet:
         self.seed = int(seed)
         self.log = OverflowLog()
         self._profiles: dict | None = None  # profiling: one context per kernel
+        self._vectorised: set = set()  # (kernel, name) launched: compiled in this process
 
     def __getitem__(self, name: str) -> KernelPrecision:
         return self.precisions[name]
+
+    def __getstate__(self) -> dict:
+        """Pickled (or copied) without the record of :meth:`launch`: compiled code belongs
+        to one process, so a copy checks again."""
+        state = dict(self.__dict__)
+        state.pop("_vectorised", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._vectorised = set()
+
+    def launch(self, kernel, args: tuple, name: str) -> None:
+        """Run ``kernel(*args)``, a compiled kernel of ``name``.  A float kernel is first
+        compiled for loop vectorisation (:func:`~fixedqmc.numerics.vectorise.vectorised`:
+        its term loops vectorise; fixed-point ones gain little and compile far longer).  The
+        argument types of a kernel are fixed per kernel set, so the compile check runs once
+        per set and kernel (typing the arguments costs more than a small move)."""
+        float_kernel = self.precisions[name].kind in ("float64", "float32")
+        if float_kernel and (kernel, name) not in self._vectorised:
+            vectorised(kernel, *args)
+            self._vectorised.add((kernel, name))
+        kernel(*args)
 
     def context(self, name: str, step: int = 0):
         """The context argument of kernel ``name`` for MC step ``step`` (of a profiling set:

@@ -17,6 +17,7 @@ from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, lattice3
 from fixedqmc.systems.periodic.pair_geometry import BINS, bin_of
 from fixedqmc.systems.periodic.ewald import (COST_RATIO, balanced_gamma, ewald_energy, ewald_parameters,
                                              move_energy, structure_factors)
+from strategies import random_charges
 
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
 SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
@@ -134,20 +135,11 @@ CASES = [("cubic", simple_cubic(4.0), 8, True), ("skewed", SKEWED, 7, False),
          ("skewed-2d", SKEWED_2D, 6, True)]
 
 
-def _random_charges(rng, n, neutral):
-    q = rng.choice([-2.0, -1.0, 1.0, 3.0], size=n)
-    if neutral:
-        q[-1] -= q.sum()
-    elif q.sum() == 0:
-        q[-1] += 1.0
-    return q
-
-
 @pytest.mark.parametrize("name, lattice, n, neutral", CASES)
 def test_gamma_and_shift_invariance(name, lattice, n, neutral):
     rng = np.random.default_rng([ord(c) for c in name])
     cell = Cell(lattice)
-    q = _random_charges(rng, n, neutral)
+    q = random_charges(rng, n, neutral)
     x = rng.normal(scale=3.0, size=(3, n, cell.dim))
     g0 = balanced_gamma(cell, n)
     totals = []
@@ -170,7 +162,7 @@ def test_single_particle_move():
     rng = np.random.default_rng(5)
     for lattice, n in ((SKEWED, 6), (SKEWED_2D, 5)):
         cell = Cell(lattice)
-        q = _random_charges(rng, n, False)
+        q = random_charges(rng, n, False)
         x = rng.normal(scale=3.0, size=(4, n, cell.dim))
         p = ewald_parameters(cell, q, 1e-14)
         s = structure_factors(p, q, x)
@@ -235,7 +227,7 @@ KERNEL_CASES = [(SKEWED, 7, False), (SKEWED_2D, 6, True), (bcc(4.0), 5, True)]
 def test_float64_kernels_equal_the_reference(lattice, n, neutral):
     rng = np.random.default_rng(n)
     cell = Cell(lattice)
-    q = _random_charges(rng, n, neutral)
+    q = random_charges(rng, n, neutral)
     x = rng.normal(scale=3.0, size=(5, n, cell.dim))
     ev = EwaldEvaluator(cell, q, accuracy=1e-13)
     ref = ewald_energy(cell, q, x, ev.params)
@@ -251,7 +243,7 @@ def test_float64_kernels_equal_the_reference(lattice, n, neutral):
 def test_float32_kernels_compute_in_float32():
     rng = np.random.default_rng(2)
     cell = Cell(SKEWED)
-    q = _random_charges(rng, 6, False)
+    q = random_charges(rng, 6, False)
     x = rng.normal(scale=3.0, size=(4, 6, 3))
     ev = EwaldEvaluator(cell, q, precision="float32", accuracy=1e-10)
     assert ev.ks["ewald_real"].dtype == np.float32 and ev.ks["ewald_recip"].dtype == np.float32
@@ -265,7 +257,7 @@ def test_float32_kernels_compute_in_float32():
 def test_fixed_point_error_falls_with_width_without_overflow():
     rng = np.random.default_rng(3)
     cell = Cell(SKEWED)
-    q = _random_charges(rng, 5, False)
+    q = random_charges(rng, 5, False)
     x = rng.normal(scale=3.0, size=(2, 5, 3))
     params = ewald_parameters(cell, q, 1e-12)
     ref = ewald_energy(cell, q, x, params)

@@ -16,18 +16,10 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic.cell import Cell, hexagonal, simple_cubic, square
 from fixedqmc.systems.periodic.ewald import balanced_gamma, ewald_energy, ewald_parameters
 from fixedqmc.systems.periodic.ewald_slab import slab_ewald_energy, slab_factor
+from strategies import random_charges
 
 SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
 PARTS = ("real", "images", "recip", "self", "background", "total")
-
-
-def _charges(rng, n, neutral):
-    q = rng.choice([-2.0, -1.0, 1.0, 3.0], size=n)
-    if neutral:
-        q[-1] -= q.sum()
-    elif q.sum() == 0:
-        q[-1] += 1.0
-    return q
 
 
 def _positions(rng, shape, spread, height):
@@ -55,7 +47,7 @@ def _gvectors(lattice, gmax):
 def test_zero_heights_equal_the_in_plane_ewald_sum(lattice, n, neutral):
     rng = np.random.default_rng(n)
     cell = Cell(lattice)
-    q = _charges(rng, n, neutral)
+    q = random_charges(rng, n, neutral)
     rho = rng.normal(scale=3.0, size=(3, n, 2))
     x = np.concatenate([rho, np.zeros((3, n, 1))], axis=-1)
     p = ewald_parameters(cell, q, 1e-14)
@@ -86,7 +78,7 @@ CASES = [("square-neutral", square(3.0), 6, True, 2.0),
 def test_gamma_and_shift_invariance_with_heights(name, lattice, n, neutral, height):
     rng = np.random.default_rng([ord(c) for c in name])
     cell = Cell(lattice)
-    q = _charges(rng, n, neutral)
+    q = random_charges(rng, n, neutral)
     x = _positions(rng, (3, n), 3.0, height)
     g0 = balanced_gamma(cell, n)
     totals, recips = [], []
@@ -139,7 +131,7 @@ def test_3d_sum_with_vacuum_gap_and_slab_correction(neutral):
     rng = np.random.default_rng(11 if neutral else 12)
     lat2 = np.array(SKEWED_2D)
     cell = Cell(lat2)
-    q = _charges(rng, 6, neutral)
+    q = random_charges(rng, 6, neutral)
     x = np.concatenate([rng.uniform(0, 3, size=(6, 2)), rng.uniform(-1, 1, size=(6, 1))], 1)
     p2 = ewald_parameters(cell, q, 1e-15)
     e2 = slab_ewald_energy(cell, q, x, p2).total
@@ -261,7 +253,7 @@ def test_in_plane_parameter_rule_reaches_its_accuracy_with_heights():
     cell = Cell(SKEWED_2D)
     rng = np.random.default_rng(3)
     for neutral in (True, False):
-        q = _charges(rng, 6, neutral)
+        q = random_charges(rng, 6, neutral)
         base = _positions(rng, (6, 6), 3.0, 1.0)
         g_ref = 1.3 * balanced_gamma(cell, 6)
         p_ref = ewald_parameters(cell, q, 1e-15, gamma=g_ref)

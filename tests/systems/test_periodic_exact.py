@@ -366,23 +366,24 @@ def jastrow_walkers(params):
     return x, new
 
 
-def run_jastrow(ev, name, x, new, imove, step):
-    """The compiled kernel ``name`` on positions x, the move of electron ``imove`` to
-    ``new`` (imove < 0: the full evaluation): (fractional words, new words, out_sum,
-    out_grad, out_lap, the call's reported events), as ``JastrowEvaluator._run`` calls it."""
+def run_u(ev, x, new, imove, step):
+    """The compiled ``jastrow_u`` kernel (:mod:`.jastrow_u_kernel`) on positions x, the move
+    of electron ``imove`` to ``new`` (imove < 0: the full evaluation): (fractional words, new
+    words, out_sum, out_grad, out_lap, the call's reported events), as
+    ``JastrowEvaluator._run`` calls it."""
     ks = ev.ks
     f = ev.fractional(x)
-    fw = ks.encode(name, "frac", f, step)
-    fn = ks.encode(name, "frac", np.ascontiguousarray(ev.fractional(new)), step)
+    fw = ks.encode("jastrow_u", "frac", f, step)
+    fn = ks.encode("jastrow_u", "frac", np.ascontiguousarray(ev.fractional(new)), step)
     nw, n = f.shape[:2]
     out_sum = np.zeros((nw, 2), np.int64)
     out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
     out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
-    cv = ks.context(name, step)
-    assert name == "jastrow_u"
+    cv = ks.context("jastrow_u", step)
     JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, ev._ucoef, ev._upar,
                 np.int64(ev.params.c), np.int64(ev.params.n_up), out_sum, out_grad, out_lap)
-    return fw, fn, out_sum, out_grad, out_lap, reported(name, ks.report(name, cv))
+    return fw, fn, out_sum, out_grad, out_lap, reported("jastrow_u", ks.report("jastrow_u",
+                                                                               cv))
 
 
 def oracle_u_pair(ref, s, cf, par, cpow):
@@ -449,16 +450,16 @@ U_YP = {"yp": (-0.4, 0.4), "sum": (-0.05, 0.05)}
 U_ALL = {"dur", "ddur", "grad", "lap", "sum"}
 
 
-def check_jastrow_kernel(ev, name, params, step, seed, electron) -> dict:
-    """Run kernel ``name`` of evaluator ``ev`` on :func:`jastrow_walkers` (full evaluation,
+def check_u_kernel(ev, params, step, seed, electron) -> dict:
+    """Run ``jastrow_u`` of evaluator ``ev`` on :func:`jastrow_walkers` (full evaluation,
     then a move of electron 1) and compare every word and the overflow counts with the
     oracle ``electron(ref, f, i, position, full) -> (terms, grad, lap)``; returns the
     events of both calls."""
-    kp = ev.ks[name]
+    kp = ev.ks["jastrow_u"]
     x, new = jastrow_walkers(params)
     events = {}
     for imove in (-1, 1):
-        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, name, x, new, imove, step)
+        fw, fn, out_sum, out_grad, out_lap, got = run_u(ev, x, new, imove, step)
         ref = Ref(kp, step_seed(seed, step))
         f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
         sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
@@ -505,7 +506,7 @@ def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
     def electron(ref, fw, i, pos, full):
         return oracle_u_electron(ref, fw, i, pos, lat, img, coef, par, params.c, params.n_up,
                                  full, spins)
-    events = check_jastrow_kernel(ev, "jastrow_u", params, step, seed, electron)
+    events = check_u_kernel(ev, params, step, seed, electron)
     assert min(spins) >= 4, spins  # both spin kinds inside L_u in every call
     assert {f"jastrow_u.{v}" for v in expect} <= set(events), events
     assert bool(events) == bool(expect)

@@ -17,13 +17,12 @@ import numpy as np
 
 from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
-from fixedqmc.numerics.vectorise import vectorised
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.pair_geometry import image_candidates
 from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, _charges, _walkers,
-                                             constant_parts, ewald_parameters)
+                                             constant_parts, resolve_parameters)
 from fixedqmc.errors import FixedQMCError
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
@@ -55,19 +54,6 @@ def lattice3(lattice: np.ndarray) -> np.ndarray:
     lat = np.asarray(lattice, np.float64)
     out[:lat.shape[0], :lat.shape[1]] = lat
     return out
-
-
-def _launch(kernel, args, ks: KernelSet, name: str) -> None:
-    """Run ``kernel(*args)``; a float kernel compiled for loop vectorisation
-    (:func:`~fixedqmc.numerics.vectorise.vectorised`: its term loops vectorise, fixed-point
-    ones gain little and compile far longer).  The argument types of a kernel are fixed per
-    kernel set, so the compile check runs once per set and kernel (typing the arguments
-    costs more than a small move)."""
-    done = ks.__dict__.setdefault("_vectorised", set())
-    if (kernel, name) not in done and ks[name].kind in ("float64", "float32"):
-        vectorised(kernel, *args)
-        done.add((kernel, name))
-    kernel(*args)
 
 
 def declared_ranges(params: EwaldParameters, charges) -> dict:
@@ -122,20 +108,19 @@ def declared_kernels(params: EwaldParameters, charges) -> dict:
 class EwaldEvaluator:
     """Ewald energies of walkers of ``charges`` (N,) in ``cell`` through the kernels.
 
-    ``params``: :class:`EwaldParameters` (default :func:`ewald_parameters` at
-    ``accuracy``); ``precision``: a spec over the kernels ``ewald_real``, ``ewald_recip``;
-    ``ranges``, ``seed``, ``specialise`` as for other systems' kernel sets (``specialise``:
-    fixed formats compiled in instead of read at run time; bit-identical)."""
+    ``params``: :class:`EwaldParameters` made for this ``cell`` (default
+    :func:`~fixedqmc.systems.periodic.ewald.ewald_parameters` at ``accuracy``; see
+    :func:`~fixedqmc.systems.periodic.ewald.resolve_parameters`); ``precision``: a spec
+    over the kernels ``ewald_real``, ``ewald_recip``; ``ranges``, ``seed``, ``specialise``
+    as for other systems' kernel sets (``specialise``: fixed formats compiled in instead of
+    read at run time; bit-identical)."""
 
     def __init__(self, cell: Cell, charges, params: EwaldParameters | None = None,
                  precision="float64", *, accuracy: float = 1e-12, ranges=None, seed: int = 0,
                  specialise: bool = False):
         self.cell = cell
         self.charges = _charges(charges)
-        self.params = ewald_parameters(cell, self.charges, accuracy) if params is None else params
-        if self.params.cell is not cell:
-            raise FixedQMCError("params were made for another cell; build them with "
-                                "ewald_parameters(cell, charges)")
+        self.params = resolve_parameters(cell, self.charges, accuracy, params)
         if self.params.gamma * self.params.real_cutoff > F.X_MAX:
             raise FixedQMCError(
                 f"gamma * real_cutoff = {self.params.gamma * self.params.real_cutoff:.4g} "
@@ -174,7 +159,7 @@ class EwaldEvaluator:
                                            self._coef)
         args = (cv, ks.encode("ewald_real", "frac", f, step), f, lat, img, self._cand,
                 self._ncand, self.charges, par, coef, out)
-        _launch(K.real_kernel, args, ks, "ewald_real")
+        ks.launch(K.real_kernel, args, "ewald_real")
         ks.report("ewald_real", cv)
         return ks.decode("ewald_real", "sum", out)
 
@@ -190,7 +175,7 @@ class EwaldEvaluator:
         q, weights = ks.constants("ewald_recip", self.charges, self._weights)
         args = (cv, ks.encode("ewald_recip", "frac", f, step), self._gint, q, weights,
                 np.int64(self._nmax), self.cell.dim == 3, out, out_s)
-        _launch(K.recip_kernel, args, ks, "ewald_recip")
+        ks.launch(K.recip_kernel, args, "ewald_recip")
         ks.report("ewald_recip", cv)
         s = ks.decode("ewald_recip", "sre", out_s[..., 0]) + 1j * ks.decode(
             "ewald_recip", "sim", out_s[..., 1])

@@ -305,6 +305,21 @@ def ewald_parameters(cell: Cell, charges, accuracy: float = 1e-12, *, gamma=None
                            scale)
 
 
+def resolve_parameters(cell: Cell, charges, accuracy: float,
+                       params: EwaldParameters | None) -> EwaldParameters:
+    """The Ewald parameters of ``charges`` (N,) in ``cell``: ``params`` if given (they must
+    have been made for this very ``cell``), else :func:`ewald_parameters` at ``accuracy``
+    (relative to the energy scale).  Parameters of another cell raise
+    :class:`FixedQMCError` naming ``params`` and what is allowed."""
+    if params is None:
+        return ewald_parameters(cell, charges, accuracy)
+    if params.cell is not cell:
+        raise FixedQMCError("params were made for another cell; build them with "
+                            "ewald_parameters(cell, charges) for this cell, or leave "
+                            "params=None to build them at the given accuracy")
+    return params
+
+
 # -------------------------------------------------------------------- energies --
 def _walkers(cell: Cell, positions) -> tuple[np.ndarray, bool]:
     x = np.asarray(positions, dtype=np.float64)
@@ -365,14 +380,11 @@ def ewald_energy(cell: Cell, charges, positions, params: EwaldParameters | None 
     """The Ewald energy (hartree) of ``charges`` (N,) at ``positions`` (N, dim) or
     (n_walkers, N, dim) (bohr) in ``cell``, by parts (:class:`EwaldParts`: floats for one
     configuration, (n_walkers,) arrays otherwise).  ``params`` default to
-    :func:`ewald_parameters` at ``accuracy``.  The float64 reference: readable numpy."""
+    :func:`ewald_parameters` at ``accuracy`` (:func:`resolve_parameters`).  The float64
+    reference: readable numpy."""
     x, single = _walkers(cell, positions)
     q = _charges(charges, x.shape[1])
-    if params is None:
-        params = ewald_parameters(cell, q, accuracy)
-    elif params.cell is not cell:
-        raise FixedQMCError("params were made for another cell; build them with "
-                            "ewald_parameters(cell, charges)")
+    params = resolve_parameters(cell, q, accuracy, params)
     real = np.array([_real(params, xw, q) for xw in x])
     recip = np.einsum("g,wg->w", params.weights, np.abs(structure_factors(params, q, x)) ** 2)
     const = constant_parts(params, q)

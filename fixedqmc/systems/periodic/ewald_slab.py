@@ -82,7 +82,7 @@ from scipy.special import erf, erfc, erfcx
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.ewald import (PARTS, EwaldParameters, EwaldParts, _charges,
-                                             constant_parts, ewald_parameters)
+                                             constant_parts, resolve_parameters)
 
 __all__ = ["slab_ewald_energy", "slab_factor"]
 
@@ -167,20 +167,17 @@ def slab_ewald_energy(cell: Cell, charges, positions, params: EwaldParameters | 
     one configuration, (n_walkers,) arrays otherwise; see the module docstring).
 
     ``params`` default to :func:`~fixedqmc.systems.periodic.ewald.ewald_parameters` of the
-    cell at ``accuracy`` (the in-plane rule, valid off the plane: module docstring).  At
-    ``z = 0`` for every charge the parts equal those of
-    :func:`~fixedqmc.systems.periodic.ewald.ewald_energy` on the in-plane positions.  A 3D
-    cell, positions whose last axis is not 3, non-finite values or a charge count different
-    from N raise :class:`~fixedqmc.errors.FixedQMCError` naming the argument.  The float64
-    reference: readable numpy, O(N**2 (n_R + n_G)) work per walker."""
+    cell at ``accuracy`` (the in-plane rule, valid off the plane: module docstring; see
+    :func:`~fixedqmc.systems.periodic.ewald.resolve_parameters`).  At ``z = 0`` for every
+    charge the parts equal those of :func:`~fixedqmc.systems.periodic.ewald.ewald_energy`
+    on the in-plane positions.  A 3D cell, positions whose last axis is not 3, non-finite
+    values, a charge count different from N or ``params`` of another cell raise
+    :class:`~fixedqmc.errors.FixedQMCError` naming the argument.  The float64 reference:
+    readable numpy, O(N**2 (n_R + n_G)) work per walker."""
     cell = _check_cell(cell)
     x, single = _slab_walkers(positions)
     q = _charges(charges, x.shape[1])
-    if params is None:
-        params = ewald_parameters(cell, q, accuracy)
-    elif params.cell is not cell:
-        raise FixedQMCError("params were made for another cell; build them with "
-                            "ewald_parameters(cell, charges)")
+    params = resolve_parameters(cell, q, accuracy, params)
     nw, n = x.shape[0], x.shape[1]
     rho, z = x[..., :2], x[..., 2]
     real = np.zeros(nw)

@@ -23,7 +23,7 @@ from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.periodic import jastrow_u_kernel as K
 from fixedqmc.systems.periodic import jastrow_p_kernel as PK
-from fixedqmc.systems.periodic.evaluator import _launch, lattice3, pad3
+from fixedqmc.systems.periodic.evaluator import lattice3, pad3
 from fixedqmc.systems.periodic.jastrow import JastrowParameters, JastrowValues, _positions
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
@@ -198,10 +198,10 @@ class JastrowEvaluator:
                        np.int64(self.params.c), np.int64(self.params.n_up), out_sum,
                        out_grad, out_lap)
         else:
-            _launch(PK.p_kernel, (cv, fw, fn, np.int64(imove), self._gint,
-                                  *ks.constants(name, self._pcoef), np.int64(self._nmax),
-                                  self.params.cell.dim == 3, out_sum, out_grad, out_lap),
-                    ks, name)
+            ks.launch(PK.p_kernel, (cv, fw, fn, np.int64(imove), self._gint,
+                                    *ks.constants(name, self._pcoef), np.int64(self._nmax),
+                                    self.params.cell.dim == 3, out_sum, out_grad, out_lap),
+                      name)
         ks.report(name, cv)
         dim = self.params.cell.dim
         return (ks.decode(name, "sum", out_sum), ks.decode(name, "grad", out_grad)[..., :dim],

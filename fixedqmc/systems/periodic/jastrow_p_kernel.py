@@ -37,15 +37,15 @@ change):
 
 The steps (the variables in the order of :data:`P_VARIABLES`):
 
-1. Per electron j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, by the
-   operations of :func:`.phasors.powers` (``cos``, ``sin`` = ``cos_turns``,
-   ``sin_turns(frac)``; the consts 1 and 0; ``pp`` products and ``pw`` components of each
-   next power, negative powers as conjugates ``0 - im``): ``3 nmax`` complex products and 3
-   cosines and sines per electron, buffered per axis, exponent and component with the
-   electrons innermost, (3, 2 nmax + 1, 2, N), as the ``ewald_recip`` kernel buffers its
-   charges.  Each step is a loop over the electrons, so the loops read memory in order and
-   vectorise in float contexts (the cosines and sines stay calls).  A move also buffers the
-   powers of the new place (:func:`.phasors.powers`).
+1. Per electron j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, by
+   :func:`.phasors.all_powers` (shared with ``ewald_recip``; per value the operations of
+   :func:`.phasors.powers`: ``cos``, ``sin`` = ``cos_turns``, ``sin_turns(frac)``; the
+   consts 1 and 0; ``pp`` products and ``pw`` components of each next power, negative
+   powers as conjugates ``0 - im``): ``3 nmax`` complex products and 3 cosines and sines
+   per electron, buffered per axis, exponent and component with the electrons innermost,
+   (3, 2 nmax + 1, 2, N).  Each step is a loop over the electrons, so the loops read memory
+   in order and vectorise in float contexts (the cosines and sines stay calls).  A move
+   also buffers the powers of the new place (:func:`.phasors.powers`).
 2. Per G of the half set (reduced integer coordinates ``gint``): ``z_j`` as the product of
    the three buffered powers of every electron (:func:`.phasors.times`, components ``zz``;
    two complex products in 3D, one in 2D).  Full evaluation: the accumulators ``sre``,
@@ -110,12 +110,10 @@ from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, load, mul, n_chunks, store, sub)
-from fixedqmc.numerics.kernel_ops import cos_turns, sin_turns
-from fixedqmc.systems.periodic.phasors import (COS, PHASOR_VARIABLES, PP, PW, SIN, ZZ, powers,
-                                               times)
+from fixedqmc.systems.periodic.phasors import (FRAC, PHASOR_VARIABLES, PW, ZZ, all_powers,
+                                               powers, times)
 
 P_VARIABLES = PHASOR_VARIABLES + (
-    ("frac", "a reduced fractional coordinate, [0, 1)"),
     ("sre", "Re S(G) = sum_j cos(G . r_j) (sum; a move: over j != i)"),
     ("sim", "Im S(G) = sum_j sin(G . r_j) (sum; a move: over j != i)"),
     ("sq", "(Re S)**2 or (Im S)**2"),
@@ -138,38 +136,10 @@ P_VARIABLES = PHASOR_VARIABLES + (
     ("grad", "grad_i J_p component (sum, 1/bohr)"),
     ("lap", "lap_i J_p (sum, 1/bohr**2)"),
 )
-(FRAC, SRE, SIM, SQ, MAG, NEL, PAIR, AHALF, PTERM, ZS, CRE, CIM, CDIFF, AG, ETERM, AGC, GTERM,
- AG2, LTERM, SUM, GRAD, LAP) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 22)
+(SRE, SIM, SQ, MAG, NEL, PAIR, AHALF, PTERM, ZS, CRE, CIM, CDIFF, AG, ETERM, AGC, GTERM, AG2,
+ LTERM, SUM, GRAD, LAP) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 21)
 
 assert len(P_VARIABLES) == LAP + 1
-
-
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _buffer(e, f, buf, nmax, three):
-    """The powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, of every electron j and axis k
-    into ``buf`` (3, 2 nmax + 1, 2, N): the operations of :func:`.phasors.powers`, each
-    loop over the electrons (so the power loops vectorise in float contexts; the cosines and
-    sines are calls)."""
-    n = f.shape[0]
-    cs = np.empty((2, n), buf.dtype)
-    zero = const(e, 0.0, PW)  # (no format fails to hold 0: no event to count per call)
-    for k in range(3 if three else 2):
-        b = buf[k]
-        for j in range(n):
-            t = load(e, f[j, k], FRAC)
-            cs[0, j] = store(e, cos_turns(e, t, COS))
-            cs[1, j] = store(e, sin_turns(e, t, SIN))
-            b[nmax, 0, j] = store(e, const(e, 1.0, PW))  # an event per call, as powers()
-            b[nmax, 1, j] = store(e, zero)
-        for m in range(1, nmax + 1):
-            for j in range(n):
-                re, im = load(e, b[nmax + m - 1, 0, j], PW), load(e, b[nmax + m - 1, 1, j], PW)
-                c, s = load(e, cs[0, j], COS), load(e, cs[1, j], SIN)
-                re, im = (sub(e, mul(e, re, c, PP), mul(e, im, s, PP), PW),
-                          add(e, mul(e, re, s, PP), mul(e, im, c, PP), PW))
-                b[nmax + m, 0, j], b[nmax + m, 1, j] = store(e, re), store(e, im)
-                b[nmax - m, 0, j] = store(e, re)
-                b[nmax - m, 1, j] = store(e, sub(e, zero, im, PW))
 
 
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
@@ -201,7 +171,7 @@ def _full(e, f, gint, pcoef, nmax, three, out_sum, out_grad, out_lap):
     buf = np.empty((3, 2 * nmax + 1, 2, n), out_sum.dtype)
     zbuf = np.empty((ng, 2, n), out_sum.dtype)  # z_j(G), electrons innermost
     sbuf = np.empty((ng, 2), out_sum.dtype)  # S(G)
-    _buffer(e, f, buf, nmax, three)
+    all_powers(e, f, buf, nmax, three)
     total = acc_zero(e, SUM)
     nel = const(e, np.float64(n), NEL)
     for g in range(ng):
@@ -253,7 +223,7 @@ def _move(e, f, fnew, i, gint, pcoef, nmax, three, out_sum, out_grad):
     buf = np.empty((3, 2 * nmax + 1, 2, n), out_sum.dtype)
     nbuf = np.empty((3, 2 * nmax + 1, 2, 1), out_sum.dtype)  # the new place
     zrow = np.empty((2, n), out_sum.dtype)  # z_j(G) of one G
-    _buffer(e, f, buf, nmax, three)
+    all_powers(e, f, buf, nmax, three)
     for k in range(3 if three else 2):
         powers(e, load(e, fnew[k], FRAC), nbuf[k, :, :, 0], nmax)
     zero = const(e, 0.0, ZZ)

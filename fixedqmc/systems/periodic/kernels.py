@@ -21,11 +21,13 @@ zeros (so one source serves 3D and 2D).
     exp(neg_g2 s)``, ``erfc = gauss h``), ``phi = erfc inv_r``, ``term = qq phi``,
     accumulated in ``sum``.
 ``ewald_recip``
-    per charge j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, of
-    :func:`.phasors.powers` (``cos``, ``sin``, ``pp``, ``pw``; 3 nmax transcendental
-    evaluations per charge instead of two per G vector); per G vector of the half set
-    (integer coordinates ``gint`` in the reduced reciprocal basis, ``G . r = 2 pi sum_k
-    gint_k frac_k``): ``e^{i G . r_j}`` as the product of the three buffered powers
+    per charge j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, by
+    :func:`.phasors.all_powers` (shared with ``jastrow_p``: per value the operations of
+    :func:`.phasors.powers`, ``cos``, ``sin``, ``pp``, ``pw``, in loops over the charges; a
+    cosine and a sine per charge and axis and ``3 nmax`` complex products instead of a
+    cosine and a sine per charge and G vector); per G vector of the half set (integer
+    coordinates ``gint`` in the reduced reciprocal basis, ``G . r = 2 pi sum_k gint_k
+    frac_k``): ``e^{i G . r_j}`` as the product of the three buffered powers
     (:func:`.phasors.times`, ``zz``; two products in 3D, one in 2D), ``S = sum_j q_j (Re,
     Im)`` (``qcos``, ``qsin`` into ``sre``, ``sim``; the powers are buffered per axis,
     exponent and component with the charges innermost, so this loop over j reads memory
@@ -49,7 +51,7 @@ from fixedqmc.numerics.kernel_ops import exp, recip, rsqrt
 from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS
 from fixedqmc.systems.periodic.pair_geometry import (BINS, PAIR_VARIABLES, bin_of,
                                                      displacement, to_image)
-from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, powers, times
+from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, all_powers, times
 
 REAL_VARIABLES = PAIR_VARIABLES + (
     ("cut2", "real_cutoff**2 (bohr**2)"),
@@ -79,7 +81,6 @@ REAL_VARIABLES = PAIR_VARIABLES + (
     ("sum", "the real-space energy (sum, hartree)"),
 )
 RECIP_VARIABLES = PHASOR_VARIABLES + (
-    ("frac", "a reduced fractional coordinate, [0, 1)"),
     ("q", "a charge q_j"),
     ("qcos", "q_j cos(G . r_j)"),
     ("qsin", "q_j sin(G . r_j)"),
@@ -97,8 +98,8 @@ REAL_PARAMETERS = ("cut2", "gamma", "p", "one", "ta", "tb", "neg_g2")
 (FRAC, DFRAC, NINT, DRED, LAT, DTERM, D, IMAGE, DE, DE2, S, CUT2, INV_R, R, GAMMA, X, PP,
  PX, ONE, DEN, T, TA, TAT, TB, U, COEF, HU, H, NEG_G2, ARG, GAUSS, ERFC, PHI, QQ, TERM,
  SUM) = range(36)
-(K_FRAC, K_Q, K_QCOS, K_QSIN, K_SRE, K_SIM, K_SQ, K_MAG, K_WEIGHT, K_WTERM,
- K_SUM) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 11)
+(K_Q, K_QCOS, K_QSIN, K_SRE, K_SIM, K_SQ, K_MAG, K_WEIGHT, K_WTERM,
+ K_SUM) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 10)
 
 assert len(REAL_VARIABLES) == SUM + 1 and len(RECIP_VARIABLES) == K_SUM + 1
 #: Terms of the erfcx polynomial (the kernel's ``coef`` has this length).
@@ -180,9 +181,7 @@ def _recip_walker(e, f, gint, q, weight, nmax, three, out, out_s, w):
     n = f.shape[0]
     # powers per axis, exponent, component and charge: the charge loop reads them in order
     buf = np.empty((3, 2 * nmax + 1, 2, n), out.dtype)
-    for j in range(n):
-        for k in range(3 if three else 2):
-            powers(e, load(e, f[j, k], K_FRAC), buf[k, :, :, j], nmax)
+    all_powers(e, f, buf, nmax, three)
     total = acc_zero(e, K_SUM)
     for g in range(gint.shape[0]):
         n0, n1, n2 = gint[g, 0] + nmax, gint[g, 1] + nmax, gint[g, 2] + nmax

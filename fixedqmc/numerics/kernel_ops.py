@@ -223,6 +223,16 @@ contexts x and y must be values of the same variable (convert one first otherwis
 value keeps the overflow flag of the one selected."""
 
 
+@intrinsic
+def _llvm_select(typingctx, cond, x, y):
+    """LLVM's ``select`` of two values of one type (floats or fixed (word, variable) pairs):
+    no branch, so loops over it vectorise."""
+    def codegen(context, builder, signature, args):
+        c = context.cast(builder, args[0], signature.args[0], types.boolean)
+        return builder.select(c, args[1], args[2])
+    return x(cond, x, y), codegen
+
+
 @overload(select, prefer_literal=True, inline="always")
 def _select(e, cond, x, y):
     # (numba retries a failed literal typing with the literals erased: refuse that too)
@@ -230,4 +240,6 @@ def _select(e, cond, x, y):
                          or not isinstance(x.types[1], types.IntegerLiteral)):
         raise TypingError(f"select: x and y must be values of the same kernel variable, got "
                           f"{x.types[1]} and {y.types[1]}; convert one to the other's first")
-    return lambda e, cond, x, y: x if cond else y
+    if x != y:
+        raise TypingError(f"select: x and y must be of one type, got {x} and {y}")
+    return lambda e, cond, x, y: _llvm_select(cond, x, y)

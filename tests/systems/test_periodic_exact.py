@@ -33,15 +33,17 @@ and ``jastrow_u``)
     = erfc inv_r``, ``term = qq phi`` into the accumulator ``sum``.
 ``jastrow_u`` (:mod:`fixedqmc.systems.periodic.jastrow_u_kernel`; 4 electrons, 2 up, 2
 walkers, 3D and 2D, C = 3 and 2)
-    per electron i and other electron j the pair geometry over the candidate images; inside
-    ``cut2``: ``inv_r``, ``r``, ``x = r inv_l``, ``y = x - one``, the powers ``yp`` (from
+    per electron i the pair geometry for every electron j (i too), per candidate image the
+    ``de`` and ``s`` of every j (the nearest image kept: selection is exact); per j != i
+    inside ``cut2``: ``inv_r``, ``r``, ``x = r inv_l``, ``y = x - one``, the powers ``yp`` (from
     the const 1, C - 2 products, then y**(C-1), y**C), the three Horner sums ``q``, ``dq``,
     ``d2q`` (products ``qx``, ``dqx``, ``d2qx``, coefficients ``coef``, ``dcoef``,
-    ``d2coef``), ``u = y**C q``, ``dux = kyq + yq``, ``d2ux = (kyq + kyq) + yq`` (``yq``
+    ``d2coef``, the parallel and the antiparallel one both formed), ``u = y**C q``, ``dux = kyq + yq``, ``d2ux = (kyq + kyq) + yq`` (``yq``
     a power of y times a Horner sum, ``kyq = int yq``, consts ``int``), ``du = dux inv_l``,
     ``d2u = d2ux inv_l2``, ``dur = du inv_r``, ``lterm = d2u + dim1 dur`` (``ddur``); ``g =
     dur de_c`` into the accumulators ``grad``, ``lterm`` into ``lap``, ``u`` into ``sum`` (full
-    evaluation: one accumulator over every pair i < j; a move of electron i: one for the
+    evaluation: one accumulator over every pair i < j, a const 0 of ``u`` per electron
+    added for its partners j < i; a move of electron i: one for the
     old and one for the new place, over j != i, each with its own grad and lap sums).
 ``jastrow_p`` (:mod:`fixedqmc.systems.periodic.jastrow_p_kernel`; same electrons and cells,
 G vectors up to nmax = 2)
@@ -380,14 +382,19 @@ def run_u(ev, x, new, imove, step):
     out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
     out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
     cv = ks.context("jastrow_u", step)
-    JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, ev._ucoef, ev._upar,
-                np.int64(ev.params.c), np.int64(ev.params.n_up), out_sum, out_grad, out_lap)
+    JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, tuple(ev._ucoef[0].ravel()),
+                tuple(ev._ucoef[1].ravel()), ev._upar, np.int64(ev.params.c),
+                np.int64(ev.params.n_up), out_sum, out_grad, out_lap)
     return fw, fn, out_sum, out_grad, out_lap, reported("jastrow_u", ks.report("jastrow_u",
                                                                                cv))
 
 
-def oracle_u_pair(ref, s, cf, par, cpow):
-    """(u, u'/r, u'' + (dim-1) u'/r) at s = r**2; ``cf`` (3, N_u + 1) floats."""
+def oracle_u_pair(ref, s, parallel, coef, par, cpow):
+    """(u, u'/r, u'' + (dim-1) u'/r) at s = r**2; ``coef`` (2, 3, N_u + 1) floats, both spin
+    kinds' coefficients formed and the pair's (``parallel``) selected."""
+    def cf(d, k, v):
+        both = [ref.r(float(coef[kind][d][k]), v) for kind in (0, 1)]
+        return both[0] if parallel else both[1]
     inv_r = ref.rsqrt(s, "inv_r")
     x = ref.r(ref.r(s * inv_r, "r") * ref.r(float(par[1]), "inv_l"), "x")
     y = ref.r(x - ref.r(float(par[7]), "one"), "y")
@@ -396,13 +403,12 @@ def oracle_u_pair(ref, s, cf, par, cpow):
         yc2 = ref.r(yc2 * y, "yp")
     yc1 = ref.r(yc2 * y, "yp")
     yc = ref.r(yc1 * y, "yp")
-    n = len(cf[0])
-    q, dq, d2q = (ref.r(float(cf[0][n - 1]), "q"), ref.r(float(cf[1][n - 1]), "dq"),
-                  ref.r(float(cf[2][n - 1]), "d2q"))
+    n = len(coef[0][0])
+    q, dq, d2q = cf(0, n - 1, "q"), cf(1, n - 1, "dq"), cf(2, n - 1, "d2q")
     for k in range(n - 2, -1, -1):
-        q = ref.r(ref.r(q * x, "qx") + ref.r(float(cf[0][k]), "coef"), "q")
-        dq = ref.r(ref.r(dq * x, "dqx") + ref.r(float(cf[1][k]), "dcoef"), "dq")
-        d2q = ref.r(ref.r(d2q * x, "d2qx") + ref.r(float(cf[2][k]), "d2coef"), "d2q")
+        q = ref.r(ref.r(q * x, "qx") + cf(0, k, "coef"), "q")
+        dq = ref.r(ref.r(dq * x, "dqx") + cf(1, k, "dcoef"), "dq")
+        d2q = ref.r(ref.r(d2q * x, "d2qx") + cf(2, k, "d2coef"), "d2q")
 
     def kyq(p, a, b):  # int_p (a b)
         return ref.r(ref.r(float(par[p]), "int") * ref.r(a * b, "yq"), "kyq")
@@ -418,26 +424,31 @@ def oracle_u_pair(ref, s, cf, par, cpow):
 
 
 def oracle_u_electron(ref, f, i, fi, lat, img, coef, par, cpow, n_up, half, spins):
-    """Electron i at fi: (its u terms for the sum (only j > i if half), grad (3), lap);
-    counts the in-cut pairs per spin kind in ``spins``."""
+    """Electron i at fi: (its u terms for the sum (j < i add the const 0 of u if half),
+    grad (3), lap); counts the in-cut pairs per spin kind in ``spins``.  The kernel's
+    order: every partner's displacement (i itself too), per image every partner's ``de``
+    and ``s`` (the nearest kept), then the partners j != i inside the cut-off."""
     terms, g, lt = [], ([], [], []), []
+    ds = [oracle_displacement(ref, fi, f[j], lat) for j in range(len(f))]
+    near = [None] * len(f)
+    for m in range(len(img)):
+        for j in range(len(f)):
+            de, s = oracle_image(ref, ds[j], img[m])
+            if near[j] is None or s < near[j][1]:
+                near[j] = de, s
     cut2 = ref.r(float(par[0]), "cut2")
+    zero = ref.r(0.0, "u")
     for j in range(len(f)):
-        if j == i:
+        de, s = near[j]
+        if j == i or not s < cut2:
             continue
         parallel = (j < n_up) == (i < n_up)
-        cf = coef[0] if parallel else coef[1]
-        d = oracle_displacement(ref, fi, f[j], lat)
-        for m in range(len(img)):
-            de, s = oracle_image(ref, d, img[m])
-            if s < cut2:
-                spins[parallel] += 1
-                u, dur, lterm = oracle_u_pair(ref, s, cf, par, cpow)
-                if j > i or not half:
-                    terms.append(u)
-                for c in range(3):
-                    g[c].append(ref.r(dur * de[c], "g"))
-                lt.append(lterm)
+        spins[parallel] += 1
+        u, dur, lterm = oracle_u_pair(ref, s, parallel, coef, par, cpow)
+        terms.append(u if j > i or not half else zero)
+        for c in range(3):
+            g[c].append(ref.r(dur * de[c], "g"))
+        lt.append(lterm)
     return terms, [ref.acc(t, "grad") for t in g], ref.acc(lt, "lap")
 
 

@@ -42,7 +42,9 @@ def candidate_images(params: JastrowParameters) -> np.ndarray:
     """The lattice vectors R (n_R, dim) (bohr) for which some displacement reduced in the
     reduced basis, ``d0 = t A'`` with ``t`` in [-1/2, 1/2]**dim, has ``|d0 - R| < L_u``: their
     distance from that parallelepiped (a bounded least-squares problem) is below L_u.  Any
-    other image is farther than L_u from every reduced displacement."""
+    other image is at least L_u (to 1e-9 relative) from every reduced displacement, so its
+    u and first C derivatives vanish there (a cubic cell with L_u at its largest keeps only
+    R = 0: its face images touch the cut-off sphere but never enter it)."""
     cell, big_l = params.cell, params.cutoff
     red = cell.reduced
     pts = cell.lattice_points(cell.reduced_radius + big_l)
@@ -52,7 +54,7 @@ def candidate_images(params: JastrowParameters) -> np.ndarray:
             keep.append(k)
             continue
         sol = lsq_linear(red.T, r, bounds=(-0.5, 0.5), method="bvls")
-        if float(np.linalg.norm(red.T @ sol.x - r)) < big_l * (1 + 1e-6):
+        if float(np.linalg.norm(red.T @ sol.x - r)) < big_l * (1 - 1e-9):
             keep.append(k)
     return pts[keep]
 
@@ -193,10 +195,12 @@ class JastrowEvaluator:
         fw = ks.encode(name, "frac", f, step)
         fn = ks.encode(name, "frac", fnew, step)
         if name == "jastrow_u":
-            K.u_kernel(cv, fw, fn, np.int64(imove),
-                       *ks.constants(name, self._lat, self._img, self._ucoef, self._upar),
-                       np.int64(self.params.c), np.int64(self.params.n_up), out_sum,
-                       out_grad, out_lap)
+            lat, img, coef, par = ks.constants(name, self._lat, self._img, self._ucoef,
+                                               self._upar)
+            ks.launch(K.u_kernel, (cv, fw, fn, np.int64(imove), lat, img,
+                                   tuple(coef[0].ravel()), tuple(coef[1].ravel()), par,
+                                   np.int64(self.params.c), np.int64(self.params.n_up),
+                                   out_sum, out_grad, out_lap), name)
         else:
             ks.launch(PK.p_kernel, (cv, fw, fn, np.int64(imove), self._gint,
                                     *ks.constants(name, self._pcoef), np.int64(self._nmax),

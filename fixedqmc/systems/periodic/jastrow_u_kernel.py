@@ -15,21 +15,27 @@ images with zeros.  Two modes, chosen by ``imove`` (those of :mod:`.jastrow_p_ke
   ``out_grad[w, 0]`` grad_i of the term at the new place: O(N) work.
 
 ``jastrow_u`` (Eq. 8, the cusp-fixed polynomial)
-    ``dfrac = f_i - f_j``, ``nint = round_int(dfrac)``, ``dred = dfrac - nint``, ``d_c =
-    sum_k dred_k lattice[k, c]``; per candidate image (the few lattice vectors ``R`` whose
-    distance from the reduced parallelepiped is below ``L_u``): ``de = d - R``, ``s = sum
-    de**2``; if ``s < cut2 = L_u**2`` (at most one image, as ``L_u`` is at most half the
-    shortest lattice vector): ``inv_r = rsqrt(s)``, ``r = s inv_r``, ``x = r inv_l`` in
-    [0, 1], ``y = x - one`` in [-1, 0], the powers ``yp`` = ``y**(C-2)``, ``y**(C-1)``,
-    ``y**C``.  In the scaled variable ``u = y**C Q(x)`` with ``Q(x) = sum_l beta_l x**l``,
-    ``beta_l = alpha_l L_u**(l+C)`` (dimensionless, so every range is set by the
-    coefficients, not by L_u): three Horner sums ``q``, ``dq``, ``d2q`` (Q, Q', Q'' with
-    coefficients ``coef``, ``dcoef``, ``d2coef`` and products ``qx``, ``dqx``, ``d2qx``),
-    ``yq`` (a power of y times one of them), ``kyq`` (times the integer ``int``: C,
-    C(C-1), 2C), ``dux = C y**(C-1) q + y**C dq``, ``d2ux = C(C-1) y**(C-2) q + 2C y**(C-1)
-    dq + y**C d2q``, ``u = y**C q``, ``du = dux inv_l`` (u'), ``d2u = d2ux inv_l2`` (u''),
-    ``dur = du inv_r`` (u'/r), ``g = dur de_c`` into the accumulators ``grad``, ``lterm =
-    d2u + dim1 dur`` (``ddur`` = (dim-1) u'/r) into ``lap``, ``u`` into ``sum``.
+    Per electron i, loops over all electrons j that each vectorise (the coordinates are
+    first copied by axis, so that they load in order): ``dfrac = f_i - f_j``, ``nint =
+    round_int(dfrac)``, ``dred = dfrac - nint``, ``d_c = sum_k dred_k lattice[k, c]``; then
+    per candidate image in turn (the lattice vectors ``R`` whose distance from the reduced
+    parallelepiped is below ``L_u``): ``de = d - R``, ``s = sum de**2``, the nearest image so
+    far kept by selection (``s`` and ``de``; no branch).  As ``L_u`` is at most half the
+    shortest lattice vector, at most one image lies inside the cut-off, and it is the
+    nearest.  The partners j != i with ``s < cut2 = L_u**2`` are listed (no branch) and their
+    terms computed in a loop that vectorises: ``inv_r = rsqrt(s)``, ``r = s inv_r``, ``x = r
+    inv_l`` in [0, 1], ``y = x - one`` in [-1, 0], the powers ``yp`` = ``y**(C-2)``,
+    ``y**(C-1)``, ``y**C``.  In the scaled variable ``u = y**C Q(x)`` with ``Q(x) = sum_l
+    beta_l x**l``, ``beta_l = alpha_l L_u**(l+C)`` (dimensionless, so every range is set by
+    the coefficients, not by L_u): three Horner sums ``q``, ``dq``, ``d2q`` (Q, Q', Q'' with
+    coefficients ``coef``, ``dcoef``, ``d2coef``, the parallel and antiparallel one both
+    formed and the pair's selected, and products ``qx``, ``dqx``, ``d2qx``), ``yq`` (a power
+    of y times one of them), ``kyq`` (times the integer ``int``: C, C(C-1), 2C), ``dux = C
+    y**(C-1) q + y**C dq``, ``d2ux = C(C-1) y**(C-2) q + 2C y**(C-1) dq + y**C d2q``, ``u =
+    y**C q``, ``du = dux inv_l`` (u'), ``d2u = d2ux inv_l2`` (u''), ``dur = du inv_r``
+    (u'/r), ``g = dur de_c`` into the accumulators ``grad``, ``lterm = d2u + dim1 dur``
+    (``ddur`` = (dim-1) u'/r) into ``lap``, ``u`` into ``sum`` (a full evaluation adds, for
+    the partners j < i, the const 0 of ``u`` instead, once per electron: every pair once).
 ``jastrow_p`` (Eq. 9-10) is :mod:`.jastrow_p_kernel` (structure factors, O(N n_G)).
 
 Constants: ``upar`` = (``cut2``, ``inv_l``, ``inv_l2``, C, C(C-1), 2C, dim - 1, 1) in the
@@ -39,12 +45,13 @@ antiparallel) the coefficients of Q, Q', Q'' in powers of x.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, less, load, mul, n_chunks, store,
                                       sub)
-from fixedqmc.numerics.kernel_ops import rsqrt
+from fixedqmc.numerics.kernel_ops import rsqrt, select
 from fixedqmc.systems.periodic.pair_geometry import PAIR_VARIABLES, displacement, to_image
 
 U_VARIABLES = PAIR_VARIABLES + (
@@ -94,26 +101,34 @@ assert len(U_VARIABLES) == SUM + 1
 
 # ------------------------------------------------------------------------ u term --
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _u_pair(e, s, cf, par, cpow):
-    """``(u, u'/r, u'' + (dim-1) u'/r)`` at ``s = r**2 < L_u**2``; ``cf`` (3, N_u + 1) the
-    coefficients of Q, Q', Q'' of the pair's spins."""
+def _coef(e, parallel, cpar, canti, k, v):
+    """Coefficient k of the pair's spin kind (both formed, one selected: no branch)."""
+    return select(e, parallel, const(e, cpar[k], v), const(e, canti[k], v))
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _u_pair(e, s, parallel, cpar, canti, par, cpow):
+    """``(u, u'/r, u'' + (dim-1) u'/r)`` at ``s = r**2 < L_u**2``; ``cpar``, ``canti`` the
+    coefficients of Q, Q', Q'' of parallel and antiparallel spins (flat tuples of 3 (N_u +
+    1)), ``parallel`` the pair's kind."""
     inv_r = rsqrt(e, s, INV_R)
     r = mul(e, s, inv_r, R)
     x = mul(e, r, const(e, par[1], INV_L), X)
     y = sub(e, x, const(e, par[7], ONE), Y)
     yc2 = const(e, 1.0, YP)
-    for _ in range(cpow - 2):
+    if cpow == 3:  # loop-invariant: the term loop is unswitched on it
         yc2 = mul(e, yc2, y, YP)
     yc1 = mul(e, yc2, y, YP)
     yc = mul(e, yc1, y, YP)
-    n = cf.shape[1]
-    q = const(e, cf[0, n - 1], Q)
-    dq = const(e, cf[1, n - 1], DQ)
-    d2q = const(e, cf[2, n - 1], D2Q)
+    n = len(cpar) // 3  # a constant: the sums unroll
+    q = _coef(e, parallel, cpar, canti, n - 1, Q)
+    dq = _coef(e, parallel, cpar, canti, 2 * n - 1, DQ)
+    d2q = _coef(e, parallel, cpar, canti, 3 * n - 1, D2Q)
     for k in range(n - 2, -1, -1):
-        q = add(e, mul(e, q, x, QX), const(e, cf[0, k], COEF), Q)
-        dq = add(e, mul(e, dq, x, DQX), const(e, cf[1, k], DCOEF), DQ)
-        d2q = add(e, mul(e, d2q, x, D2QX), const(e, cf[2, k], D2COEF), D2Q)
+        q = add(e, mul(e, q, x, QX), _coef(e, parallel, cpar, canti, k, COEF), Q)
+        dq = add(e, mul(e, dq, x, DQX), _coef(e, parallel, cpar, canti, n + k, DCOEF), DQ)
+        d2q = add(e, mul(e, d2q, x, D2QX), _coef(e, parallel, cpar, canti, 2 * n + k, D2COEF),
+                  D2Q)
     u = mul(e, yc, q, U)
     dux = add(e, mul(e, const(e, par[3], INT), mul(e, yc1, q, YQ), KYQ),
               mul(e, yc, dq, YQ), DUX)
@@ -128,77 +143,111 @@ def _u_pair(e, s, cf, par, cpow):
 
 
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _u_electron(e, f, i, fi0, fi1, fi2, lat, img, coef, par, cpow, n_up, total, half):
-    """Electron i at reduced fractional coordinates (fi0, fi1, fi2): its u terms with every
-    other electron of ``f``: ``(total, gx, gy, gz, lap)`` with the pair values added to the
-    accumulator ``total`` (only j > i if ``half``)."""
-    gx, gy, gz, lap = acc_zero(e, GRAD), acc_zero(e, GRAD), acc_zero(e, GRAD), acc_zero(e, LAP)
+def _u_electron(e, f, i, fi0, fi1, fi2, lat, img, cpar, canti, par, cpow, n_up, total, half,
+                bufs):
+    """Electron i at fractional coordinates (fi0, fi1, fi2): its u terms with every other
+    electron of ``f``: ``(total, gx, gy, gz, lap)`` with the pair values added to the
+    accumulator ``total`` (only j > i if ``half``: the others add a zero ``u``).
+
+    Loops over all partners j, each of which vectorises: the displacements; per candidate
+    image, the nearest image so far (``s`` and ``de`` selected, no branch); the partners
+    j != i inside ``cut2`` moved to the front (no branch: the test is unpredictable); their
+    terms (both spin kinds' coefficients selected per pair)."""
+    ft, dbuf, sbuf, ebuf, jbuf = bufs
+    n = ft.shape[1]
+    for j in range(n):
+        d0, d1, d2 = displacement(e, fi0, fi1, fi2, load(e, ft[0, j], FRAC),
+                                  load(e, ft[1, j], FRAC), load(e, ft[2, j], FRAC), lat)
+        dbuf[0, j], dbuf[1, j], dbuf[2, j] = store(e, d0), store(e, d1), store(e, d2)
+    for m in range(img.shape[1]):
+        for j in range(n):
+            e0, e1, e2, s = to_image(e, load(e, dbuf[0, j], D), load(e, dbuf[1, j], D),
+                                     load(e, dbuf[2, j], D), img, m)
+            if m > 0:  # loop-invariant: the loop is unswitched on it
+                nearer = less(e, s, load(e, sbuf[j], S))
+                s = select(e, nearer, s, load(e, sbuf[j], S))
+                e0 = select(e, nearer, e0, load(e, ebuf[0, j], DE))
+                e1 = select(e, nearer, e1, load(e, ebuf[1, j], DE))
+                e2 = select(e, nearer, e2, load(e, ebuf[2, j], DE))
+            sbuf[j] = store(e, s)
+            ebuf[0, j], ebuf[1, j], ebuf[2, j] = store(e, e0), store(e, e1), store(e, e2)
     cut2 = const(e, par[0], CUT2)
+    count = 0
+    for j in range(n):
+        jbuf[count] = j
+        count += 1 if less(e, load(e, sbuf[j], S), cut2) & (j != i) else 0
+    gx, gy, gz, lap = acc_zero(e, GRAD), acc_zero(e, GRAD), acc_zero(e, GRAD), acc_zero(e, LAP)
+    zero = const(e, 0.0, U)
     up = i < n_up
-    for j in range(f.shape[0]):
-        if j == i:
-            continue
-        cf = coef[0] if (j < n_up) == up else coef[1]
-        d0, d1, d2 = displacement(e, fi0, fi1, fi2, load(e, f[j, 0], FRAC),
-                                  load(e, f[j, 1], FRAC), load(e, f[j, 2], FRAC), lat)
-        for m in range(img.shape[1]):
-            e0, e1, e2, s = to_image(e, d0, d1, d2, img, m)
-            if less(e, s, cut2):
-                u, dur, lterm = _u_pair(e, s, cf, par, cpow)
-                if j > i or not half:
-                    total = acc_add(e, total, u, SUM)
-                gx = acc_add(e, gx, mul(e, dur, e0, G), GRAD)
-                gy = acc_add(e, gy, mul(e, dur, e1, G), GRAD)
-                gz = acc_add(e, gz, mul(e, dur, e2, G), GRAD)
-                lap = acc_add(e, lap, lterm, LAP)
+    for k in range(count):
+        j = jbuf[k]
+        uj = np.uint64(j)  # j >= 0: indexing without wraparound
+        u, dur, lterm = _u_pair(e, load(e, sbuf[uj], S), (j < n_up) == up, cpar, canti, par,
+                                cpow)
+        total = acc_add(e, total, select(e, (j > i) | (not half), u, zero), SUM)
+        gx = acc_add(e, gx, mul(e, dur, load(e, ebuf[0, uj], DE), G), GRAD)
+        gy = acc_add(e, gy, mul(e, dur, load(e, ebuf[1, uj], DE), G), GRAD)
+        gz = acc_add(e, gz, mul(e, dur, load(e, ebuf[2, uj], DE), G), GRAD)
+        lap = acc_add(e, lap, lterm, LAP)
     return (total, acc_value(e, gx, GRAD), acc_value(e, gy, GRAD), acc_value(e, gz, GRAD),
             acc_value(e, lap, LAP))
 
 
 @njit
-def _u_walker(e, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_grad,
+def _u_walker(e, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum, out_grad,
               out_lap):
+    n = f.shape[0]
+    dt = out_sum.dtype
+    ft = np.empty((3, n), dt)  # the coordinates' words by axis: loads in order
+    for j in range(n):
+        ft[0, j], ft[1, j], ft[2, j] = f[j, 0], f[j, 1], f[j, 2]
+    bufs = ft, np.empty((3, n), dt), np.empty(n, dt), np.empty((3, n), dt), np.empty(n, np.int64)
     if imove < 0:
         total = acc_zero(e, SUM)
-        for i in range(f.shape[0]):
+        for i in range(n):
             total, gx, gy, gz, lap = _u_electron(
                 e, f, i, load(e, f[i, 0], FRAC), load(e, f[i, 1], FRAC),
-                load(e, f[i, 2], FRAC), lat, img, coef, par, cpow, n_up, total, True)
+                load(e, f[i, 2], FRAC), lat, img, cpar, canti, par, cpow, n_up, total, True,
+                bufs)
             out_grad[i, 0], out_grad[i, 1], out_grad[i, 2] = (store(e, gx), store(e, gy),
                                                               store(e, gz))
             out_lap[i] = store(e, lap)
         out_sum[0] = store(e, acc_value(e, total, SUM))
     else:
         old = _u_electron(e, f, imove, load(e, f[imove, 0], FRAC), load(e, f[imove, 1], FRAC),
-                          load(e, f[imove, 2], FRAC), lat, img, coef, par, cpow, n_up,
-                          acc_zero(e, SUM), False)[0]
+                          load(e, f[imove, 2], FRAC), lat, img, cpar, canti, par, cpow, n_up,
+                          acc_zero(e, SUM), False, bufs)[0]
         new, gx, gy, gz, _ = _u_electron(
             e, f, imove, load(e, fnew[0], FRAC), load(e, fnew[1], FRAC),
-            load(e, fnew[2], FRAC), lat, img, coef, par, cpow, n_up, acc_zero(e, SUM), False)
+            load(e, fnew[2], FRAC), lat, img, cpar, canti, par, cpow, n_up, acc_zero(e, SUM),
+            False, bufs)
         out_sum[0] = store(e, acc_value(e, old, SUM))
         out_sum[1] = store(e, acc_value(e, new, SUM))
         out_grad[0, 0], out_grad[0, 1], out_grad[0, 2] = store(e, gx), store(e, gy), store(e, gz)
 
 
 @njit
-def _u_chunk(cv, k, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_grad,
+def _u_chunk(cv, k, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum, out_grad,
              out_lap):
     c = chunk(cv, k)
     lo, hi = chunk_bounds(cv, f.shape[0], k)
     for w in range(lo, hi):
-        _u_walker(at(c, w), f[w], fnew[w], imove, lat, img, coef, par, cpow, n_up, out_sum[w],
-                  out_grad[w], out_lap[w])
+        _u_walker(at(c, w), f[w], fnew[w], imove, lat, img, cpar, canti, par, cpow, n_up,
+                  out_sum[w], out_grad[w], out_lap[w])
 
 
 @njit(parallel=True, cache=True)
-def u_kernel(cv, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_grad, out_lap):
+def u_kernel(cv, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum, out_grad,
+             out_lap):
     """The u term (Eq. 8) of walkers ``f`` (n_w, N, 3) ``jastrow_u.frac`` words (the first
     ``n_up`` electrons spin up); ``fnew`` (n_w, 3) the moved electron's new coordinates
     (read only if ``imove >= 0``); ``lat`` (3, 3) the reduced lattice (rows, bohr), ``img``
-    (3, n_R) candidate images (columns, bohr), ``coef`` (2, 3, N_u + 1), ``par`` of
-    :data:`U_PARAMETERS`, ``cpow`` = C.  Outputs (``sum``, ``grad``, ``lap`` words):
-    ``out_sum`` (n_w, 2), ``out_grad`` (n_w, N, 3), ``out_lap`` (n_w, N); see the module
-    docstring for the two modes."""
+    (3, n_R) candidate images (columns, bohr); ``cpar``, ``canti`` the coefficients of Q,
+    Q', Q'' of parallel and antiparallel pairs as flat tuples of 3 (N_u + 1) (a tuple's
+    length is a compile-time constant, so the Horner sums unroll and the term loop
+    vectorises), ``par`` of :data:`U_PARAMETERS`, ``cpow`` = C (2 or 3).  Outputs (``sum``,
+    ``grad``, ``lap`` words): ``out_sum`` (n_w, 2), ``out_grad`` (n_w, N, 3), ``out_lap``
+    (n_w, N); see the module docstring for the two modes."""
     for k in prange(n_chunks(cv, f.shape[0])):
-        _u_chunk(cv, k, f, fnew, imove, lat, img, coef, par, cpow, n_up, out_sum, out_grad,
-                 out_lap)
+        _u_chunk(cv, k, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum,
+                 out_grad, out_lap)

@@ -52,7 +52,8 @@ from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chu
                                       chunk_bounds, const, less, load, mul, n_chunks, store,
                                       sub)
 from fixedqmc.numerics.kernel_ops import rsqrt, select
-from fixedqmc.systems.periodic.pair_geometry import PAIR_VARIABLES, displacement, to_image
+from fixedqmc.systems.periodic.pair_geometry import (PAIR_VARIABLES, by_axis, displacement,
+                                                     to_image)
 
 U_VARIABLES = PAIR_VARIABLES + (
     ("cut2", "L_u**2 (bohr**2)"),
@@ -198,10 +199,7 @@ def _u_walker(e, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum
               out_lap):
     n = f.shape[0]
     dt = out_sum.dtype
-    ft = np.empty((3, n), dt)  # the coordinates' words by axis: loads in order
-    for j in range(n):
-        ft[0, j], ft[1, j], ft[2, j] = f[j, 0], f[j, 1], f[j, 2]
-    bufs = ft, np.empty((3, n), dt), np.empty(n, dt), np.empty((3, n), dt), np.empty(n, np.int64)
+    bufs = by_axis(f, dt), np.empty((3, n), dt), np.empty(n, dt), np.empty((3, n), dt), np.empty(n, np.int64)
     if imove < 0:
         total = acc_zero(e, SUM)
         for i in range(n):

@@ -134,3 +134,14 @@ def bin_of(fb, i, j, bins):
         c = np.int64((t + 0.5) * bins)
         b = b * bins + min(max(c, 0), bins - 1)
     return b
+
+
+@njit(inline="always")
+def by_axis(f, dtype):
+    """The words (or floats) of coordinates ``f`` (N, 3) copied by axis, (3, N) of
+    ``dtype``: loops over the particles then load them in order (and vectorise)."""
+    n = f.shape[0]
+    ft = np.empty((3, n), dtype)
+    for j in range(n):
+        ft[0, j], ft[1, j], ft[2, j] = f[j, 0], f[j, 1], f[j, 2]
+    return ft

@@ -199,29 +199,29 @@ def _u_walker(e, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum
               out_lap):
     n = f.shape[0]
     dt = out_sum.dtype
-    bufs = by_axis(f, dt), np.empty((3, n), dt), np.empty(n, dt), np.empty((3, n), dt), np.empty(n, np.int64)
-    if imove < 0:
-        total = acc_zero(e, SUM)
-        for i in range(n):
-            total, gx, gy, gz, lap = _u_electron(
-                e, f, i, load(e, f[i, 0], FRAC), load(e, f[i, 1], FRAC),
-                load(e, f[i, 2], FRAC), lat, img, cpar, canti, par, cpow, n_up, total, True,
-                bufs)
+    bufs = (by_axis(f, dt), np.empty((3, n), dt), np.empty(n, dt), np.empty((3, n), dt),
+            np.empty(n, np.int64))
+    full = imove < 0
+    total = acc_zero(e, SUM)
+    for t in range(n if full else 2):  # one call site: the electron's pipeline compiles once
+        i = t if full else imove
+        src = fnew if t == 1 and not full else f[i]
+        if not full:
+            total = acc_zero(e, SUM)
+        total, gx, gy, gz, lap = _u_electron(
+            e, f, i, load(e, src[0], FRAC), load(e, src[1], FRAC), load(e, src[2], FRAC), lat,
+            img, cpar, canti, par, cpow, n_up, total, full, bufs)
+        if full:
             out_grad[i, 0], out_grad[i, 1], out_grad[i, 2] = (store(e, gx), store(e, gy),
                                                               store(e, gz))
             out_lap[i] = store(e, lap)
+        else:
+            out_sum[t] = store(e, acc_value(e, total, SUM))
+            if t == 1:
+                out_grad[0, 0], out_grad[0, 1], out_grad[0, 2] = (store(e, gx), store(e, gy),
+                                                                  store(e, gz))
+    if full:
         out_sum[0] = store(e, acc_value(e, total, SUM))
-    else:
-        old = _u_electron(e, f, imove, load(e, f[imove, 0], FRAC), load(e, f[imove, 1], FRAC),
-                          load(e, f[imove, 2], FRAC), lat, img, cpar, canti, par, cpow, n_up,
-                          acc_zero(e, SUM), False, bufs)[0]
-        new, gx, gy, gz, _ = _u_electron(
-            e, f, imove, load(e, fnew[0], FRAC), load(e, fnew[1], FRAC),
-            load(e, fnew[2], FRAC), lat, img, cpar, canti, par, cpow, n_up, acc_zero(e, SUM),
-            False, bufs)
-        out_sum[0] = store(e, acc_value(e, old, SUM))
-        out_sum[1] = store(e, acc_value(e, new, SUM))
-        out_grad[0, 0], out_grad[0, 1], out_grad[0, 2] = store(e, gx), store(e, gy), store(e, gz)
 
 
 @njit

@@ -40,7 +40,8 @@ images with zeros.  Two modes, chosen by ``imove`` (those of :mod:`.jastrow_p_ke
 
 Constants: ``upar`` = (``cut2``, ``inv_l``, ``inv_l2``, C, C(C-1), 2C, dim - 1, 1) in the
 order of :data:`U_PARAMETERS`; ``ucoef`` (2, 3, N_u + 1): per spin pair (0 parallel, 1
-antiparallel) the coefficients of Q, Q', Q'' in powers of x.
+antiparallel) the coefficients of Q, Q', Q'' in powers of x, passed as two flat tuples
+(``cpar``, ``canti``).
 """
 
 from __future__ import annotations

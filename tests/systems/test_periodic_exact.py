@@ -368,25 +368,62 @@ def jastrow_walkers(params):
     return x, new
 
 
-def run_u(ev, x, new, imove, step):
-    """The compiled ``jastrow_u`` kernel (:mod:`.jastrow_u_kernel`) on positions x, the move
-    of electron ``imove`` to ``new`` (imove < 0: the full evaluation): (fractional words, new
-    words, out_sum, out_grad, out_lap, the call's reported events), as
-    ``JastrowEvaluator._run`` calls it."""
+#: Each Jastrow kernel called as ``JastrowEvaluator._run`` calls it (words in and out).
+KERNEL_CALLS = {
+    "jastrow_u": lambda ev, cv, fw, fn, imove, outs: JK.u_kernel(
+        cv, fw, fn, np.int64(imove), ev._lat, ev._img, tuple(ev._ucoef[0].ravel()),
+        tuple(ev._ucoef[1].ravel()), ev._upar, np.int64(ev.params.c),
+        np.int64(ev.params.n_up), *outs),
+    "jastrow_p": lambda ev, cv, fw, fn, imove, outs: PK.p_kernel(
+        cv, fw, fn, np.int64(imove), ev._gint, ev._pcoef, np.int64(ev._nmax),
+        ev.params.cell.dim == 3, *outs)}
+
+
+def run_jastrow(ev, name, x, new, imove, step):
+    """The compiled Jastrow kernel ``name`` on positions x, the move of electron ``imove``
+    to ``new`` (imove < 0: the full evaluation): (fractional words, new words, out_sum,
+    out_grad, out_lap, the call's reported events)."""
     ks = ev.ks
-    f = ev.fractional(x)
-    fw = ks.encode("jastrow_u", "frac", f, step)
-    fn = ks.encode("jastrow_u", "frac", np.ascontiguousarray(ev.fractional(new)), step)
-    nw, n = f.shape[:2]
-    out_sum = np.zeros((nw, 2), np.int64)
-    out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
-    out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
-    cv = ks.context("jastrow_u", step)
-    JK.u_kernel(cv, fw, fn, np.int64(imove), ev._lat, ev._img, tuple(ev._ucoef[0].ravel()),
-                tuple(ev._ucoef[1].ravel()), ev._upar, np.int64(ev.params.c),
-                np.int64(ev.params.n_up), out_sum, out_grad, out_lap)
-    return fw, fn, out_sum, out_grad, out_lap, reported("jastrow_u", ks.report("jastrow_u",
-                                                                               cv))
+    fw = ks.encode(name, "frac", ev.fractional(x), step)
+    fn = ks.encode(name, "frac", np.ascontiguousarray(ev.fractional(new)), step)
+    nw, n = fw.shape[:2]
+    outs = (np.zeros((nw, 2), np.int64), np.zeros((nw, n if imove < 0 else 1, 3), np.int64),
+            np.zeros((nw, n if imove < 0 else 1), np.int64))
+    cv = ks.context(name, step)
+    KERNEL_CALLS[name](ev, cv, fw, fn, imove, outs)
+    return (fw, fn, *outs, reported(name, ks.report(name, cv)))
+
+
+def check_jastrow_kernel(ev, name, params, step, seed, full, move) -> dict:
+    """Run Jastrow kernel ``name`` of evaluator ``ev`` on :func:`jastrow_walkers` (full
+    evaluation, then a move of electron 1) and compare every word and the overflow counts
+    with the oracles ``full(ref, f) -> (sum, grad, lap)`` and ``move(ref, f, i, fnew) ->
+    (old sum, new sum, grad)``; returns the events of both calls."""
+    kp = ev.ks[name]
+    x, new = jastrow_walkers(params)
+    events = {}
+    for imove in (-1, 1):
+        fw, fn, out_sum, out_grad, out_lap, got = run_jastrow(ev, name, x, new, imove, step)
+        ref = Ref(kp, step_seed(seed, step))
+        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
+        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
+                             words(kp, "lap", out_lap))
+        for w in range(2):
+            ref.p = w
+            if imove < 0:
+                total, g, lp = full(ref, f[w])
+                assert sums[w] == [total, 0], w
+                assert grads[w] == g, w
+                assert laps[w] == lp, w
+            else:
+                old, nsum, g = move(ref, f[w], imove, fnew[w])
+                assert sums[w] == [old, nsum], w
+                assert grads[w] == [g], w
+                assert laps[w] == [0], w
+        assert got == ref.events, (imove, got, ref.events)
+        for k, n in ref.events.items():
+            events[k] = events.get(k, 0) + n
+    return events
 
 
 def oracle_u_pair(ref, s, parallel, coef, par, cpow):
@@ -461,42 +498,6 @@ U_YP = {"yp": (-0.4, 0.4), "sum": (-0.05, 0.05)}
 U_ALL = {"dur", "ddur", "grad", "lap", "sum"}
 
 
-def check_u_kernel(ev, params, step, seed, electron) -> dict:
-    """Run ``jastrow_u`` of evaluator ``ev`` on :func:`jastrow_walkers` (full evaluation,
-    then a move of electron 1) and compare every word and the overflow counts with the
-    oracle ``electron(ref, f, i, position, full) -> (terms, grad, lap)``; returns the
-    events of both calls."""
-    kp = ev.ks["jastrow_u"]
-    x, new = jastrow_walkers(params)
-    events = {}
-    for imove in (-1, 1):
-        fw, fn, out_sum, out_grad, out_lap, got = run_u(ev, x, new, imove, step)
-        ref = Ref(kp, step_seed(seed, step))
-        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
-        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
-                             words(kp, "lap", out_lap))
-        for w in range(2):
-            ref.p = w
-            if imove < 0:
-                terms = []
-                for i in range(params.n_electrons):
-                    t, g, lp = electron(ref, f[w], i, f[w][i], True)
-                    terms += t
-                    assert grads[w][i] == g, (w, i)
-                    assert laps[w][i] == lp, (w, i)
-                assert sums[w] == [ref.acc(terms, "sum"), 0], w
-            else:
-                old = electron(ref, f[w], imove, f[w][imove], False)[0]
-                t, g, _ = electron(ref, f[w], imove, fnew[w], False)
-                assert sums[w] == [ref.acc(old, "sum"), ref.acc(t, "sum")], w
-                assert grads[w] == [g], w
-                assert laps[w] == [0], w
-        assert got == ref.events, (imove, got, ref.events)
-        for k, n in ref.events.items():
-            events[k] = events.get(k, 0) + n
-    return events
-
-
 @pytest.mark.parametrize("lattice, c, spec, ranges, expect", [
     (SKEWED, 3, "fixed:32", None, set()),
     (SKEWED, 3, "fixed:64", None, set()),
@@ -514,35 +515,30 @@ def test_jastrow_u_is_bit_exact(lattice, c, spec, ranges, expect):
                            ev._upar.tolist())
     spins = [0, 0]
 
-    def electron(ref, fw, i, pos, full):
-        return oracle_u_electron(ref, fw, i, pos, lat, img, coef, par, params.c, params.n_up,
+    def electron(ref, f, i, pos, full):
+        return oracle_u_electron(ref, f, i, pos, lat, img, coef, par, params.c, params.n_up,
                                  full, spins)
-    events = check_u_kernel(ev, params, step, seed, electron)
+
+    def full(ref, f):
+        terms, grads, laps = [], [], []
+        for i in range(params.n_electrons):
+            t, g, lp = electron(ref, f, i, f[i], True)
+            terms += t
+            grads.append(g)
+            laps.append(lp)
+        return ref.acc(terms, "sum"), grads, laps
+
+    def move(ref, f, i, fnew):
+        old = electron(ref, f, i, f[i], False)[0]
+        t, g, _ = electron(ref, f, i, fnew, False)
+        return ref.acc(old, "sum"), ref.acc(t, "sum"), g
+    events = check_jastrow_kernel(ev, "jastrow_u", params, step, seed, full, move)
     assert min(spins) >= 4, spins  # both spin kinds inside L_u in every call
     assert {f"jastrow_u.{v}" for v in expect} <= set(events), events
     assert bool(events) == bool(expect)
 
 
 # ----------------------------------------------------------------- jastrow_p --
-def run_p(ev, x, new, imove, step):
-    """The compiled ``jastrow_p`` kernel (:mod:`.jastrow_p_kernel`) on positions x, the move
-    of electron ``imove`` to ``new`` (imove < 0: the full evaluation): (fractional words, new
-    words, out_sum, out_grad, out_lap, the call's reported events), as
-    ``JastrowEvaluator._run`` calls it."""
-    ks = ev.ks
-    fw = ks.encode("jastrow_p", "frac", ev.fractional(x), step)
-    fn = ks.encode("jastrow_p", "frac", np.ascontiguousarray(ev.fractional(new)), step)
-    nw, n = fw.shape[:2]
-    out_sum = np.zeros((nw, 2), np.int64)
-    out_grad = np.zeros((nw, n if imove < 0 else 1, 3), np.int64)
-    out_lap = np.zeros((nw, n if imove < 0 else 1), np.int64)
-    cv = ks.context("jastrow_p", step)
-    PK.p_kernel(cv, fw, fn, np.int64(imove), ev._gint, ev._pcoef, np.int64(ev._nmax),
-                ev.params.cell.dim == 3, out_sum, out_grad, out_lap)
-    return fw, fn, out_sum, out_grad, out_lap, reported("jastrow_p", ks.report("jastrow_p",
-                                                                               cv))
-
-
 def oracle_z(ref, bufs, n, three):
     """z(G) of reduced integer coordinates n from one electron's powers (per axis)."""
     z = oracle_times(ref, bufs[0][n[0]], bufs[1][n[1]])
@@ -609,40 +605,6 @@ def oracle_p_move(ref, f, i, fnew, gint, pcoef, nmax, three):
     return ref.acc(old, "sum"), ref.acc(new, "sum"), [ref.acc(t, "grad") for t in g]
 
 
-def check_p_kernel(ev, params, step, seed) -> dict:
-    """Run ``jastrow_p`` on :func:`jastrow_walkers` (full evaluation, then a move of
-    electron 1) and compare every word and the overflow counts with the oracles; returns
-    the events of both calls."""
-    kp = ev.ks["jastrow_p"]
-    x, new = jastrow_walkers(params)
-    three = params.cell.dim == 3
-    gint, pcoef = ev._gint.tolist(), ev._pcoef.tolist()
-    events = {}
-    for imove in (-1, 1):
-        fw, fn, out_sum, out_grad, out_lap, got = run_p(ev, x, new, imove, step)
-        ref = Ref(kp, step_seed(seed, step))
-        f, fnew = words(kp, "frac", fw), words(kp, "frac", fn)
-        sums, grads, laps = (words(kp, "sum", out_sum), words(kp, "grad", out_grad),
-                             words(kp, "lap", out_lap))
-        for w in range(2):
-            ref.p = w
-            if imove < 0:
-                total, g, lp = oracle_p_full(ref, f[w], gint, pcoef, ev._nmax, three)
-                assert sums[w] == [total, 0], w
-                assert grads[w] == g, w
-                assert laps[w] == lp, w
-            else:
-                old, nsum, g = oracle_p_move(ref, f[w], imove, fnew[w], gint, pcoef,
-                                             ev._nmax, three)
-                assert sums[w] == [old, nsum], w
-                assert grads[w] == [g], w
-                assert laps[w] == [0], w
-        assert got == ref.events, (imove, got, ref.events)
-        for k, n in ref.events.items():
-            events[k] = events.get(k, 0) + n
-    return events
-
-
 #: Too narrow on purpose: the powers (the const 1 too), their products, the plane waves
 #: z_j(G) and the three sums overflow.
 P_NARROW = {"pw": (-0.7, 0.7), "pp": (-0.45, 0.45), "zz": (-0.2, 0.2),
@@ -677,6 +639,11 @@ def test_jastrow_p_is_bit_exact(lattice, spec, ranges, expect, specialise):
     ev = JastrowEvaluator(params, spec, ranges={"jastrow_p": ranges or {}}, seed=seed,
                           specialise=specialise)
     assert ev._nmax == 2
-    events = check_p_kernel(ev, params, step, seed)
+    three = params.cell.dim == 3
+    gint, pcoef = ev._gint.tolist(), ev._pcoef.tolist()
+    events = check_jastrow_kernel(
+        ev, "jastrow_p", params, step, seed,
+        lambda ref, f: oracle_p_full(ref, f, gint, pcoef, ev._nmax, three),
+        lambda ref, f, i, fnew: oracle_p_move(ref, f, i, fnew, gint, pcoef, ev._nmax, three))
     assert {f"jastrow_p.{v}" for v in expect} <= set(events), events
     assert bool(events) == bool(expect)

@@ -221,7 +221,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     res = sweep(args.input, widths=args.widths, kernels=args.kernels, tolerance=args.tolerance,
                 mode=args.mode, sets=_sets(args), output=args.output, workers=args.workers,
-                scheduler=args.scheduler, float32=not args.no_float32, units=args.units)
+                scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
+                profile=args.profile_from)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -288,7 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     _precision_option(sw)
     sw.add_argument("--widths", default="16:48:4", help="start:stop[:step] or a comma list")
     sw.add_argument("--kernels", default="all",
-                    help="comma list of kernels and/or 'all' (default all)")
+                    help="comma list of kernel sets: 'all', a kernel, or kernels joined by '+' "
+                         "(one set at the width together; default all)")
     sw.add_argument("--tolerance", type=float, default=0.01,
                     help="energy tolerance, in --units (default: the system's energy unit, "
                          "K for helium)")
@@ -299,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
+    sw.add_argument("--profile-from", default=None, metavar="SWEEP_FOLDER",
+                    help="size the formats from a finished sweep's range profile instead of "
+                         "this sweep's samples (one set of formats for several sweeps)")
     sw.set_defaults(func=cmd_sweep)
 
     syst = sub.add_parser("systems", help="list the registered system kinds and their input")

@@ -7,10 +7,14 @@
     their float64 local energies, the run's energy and error, and the range profile of
     every kernel variable on the samples (:mod:`fixedqmc.sweep.profile`).
 :func:`paired_estimate`
-    the local energy at the trial precision on exactly those samples: per block the mean
-    over walkers of ``E_L(trial) - E_L(float64)``; the mean difference and its reblocked
-    error (the *paired* error, far below either energy's own error because both share the
-    same Monte Carlo noise), and the trial energy on the samples.  Only kernels that enter
+    the local energy at the trial precision on exactly those samples: the mean of
+    ``E_L(trial) - E_L(float64)`` and its error (the *paired* error, far below either
+    energy's own error because both share the same Monte Carlo noise), and the trial
+    energy on the samples.  The VMC walkers are
+    independent chains, so each walker's mean over the blocks is an independent value
+    whatever the autocorrelation in time: the error is their spread, ``std / sqrt(n_w)``
+    (with ``n_w - 1`` degrees of freedom where reblocking a few block means has few; a
+    single walker falls back to reblocking its blocks).  Only kernels that enter
     the local energy show here: a kernel that acts through sampling alone (helium's
     wave-function kernel) has a paired difference of exactly zero by construction; judge
     it with the full estimate (the sweep reports no paired answer for it).
@@ -102,13 +106,19 @@ def paired_estimate(system, reference: Reference) -> dict:
     """Mean ``E_L(trial) - E_L(float64)`` over the reference samples and its error."""
     diffs, energies = [], []
     for b, batch in enumerate(reference.samples):
-        ev = system.evaluate(Walkers(batch, None), step=b)
-        e = ev.local_energy
-        diffs.append(float(np.mean(e - reference.local_energy[b])))
-        energies.append(float(np.mean(e)))
-    d, e = reblock(np.array(diffs)), reblock(np.array(energies))
-    return {"paired_diff": d.mean, "paired_error": d.error, "paired_energy": e.mean,
-            "paired_energy_error": e.error}
+        e = system.evaluate(Walkers(batch, None), step=b).local_energy
+        diffs.append(e - reference.local_energy[b])
+        energies.append(e)
+    out = {}
+    for name, err, x in (("paired_diff", "paired_error", np.array(diffs)),
+                         ("paired_energy", "paired_energy_error", np.array(energies))):
+        if x.shape[1] > 1:  # per-walker means over the blocks: independent values
+            w = x.mean(axis=0)
+            out[name], out[err] = float(w.mean()), float(np.std(w, ddof=1) / np.sqrt(w.size))
+        else:
+            rb = reblock(x[:, 0])
+            out[name], out[err] = rb.mean, rb.error
+    return out
 
 
 def full_estimate(config: dict, system, reference: Reference) -> dict:

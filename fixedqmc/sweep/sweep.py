@@ -1,8 +1,9 @@
 """Bit-width sweeps: which word width does each kernel need for the energy to stay within a
 tolerance?  (Seed 001, Table 1 and Sec. 4; HAQMC's accuracy study, seed 002.)
 
-:func:`sweep` runs, for every kernel set (one kernel, or ``all`` of them) and every width W,
-the system with that set at ``fixed:W`` (formats from the float64 range profile,
+:func:`sweep` runs, for every kernel set (one kernel, a group of kernels joined by ``+``
+such as seed 001's FPGA data path ``distance+exp+contraction+orbitals+derivatives``, or
+``all`` of them) and every width W, the system with that set at ``fixed:W`` (formats from the float64 range profile,
 :mod:`fixedqmc.sweep.profile`) and every other kernel at float64, plus a ``float32`` row per
 kernel set, and estimates the energy change (:mod:`fixedqmc.sweep.estimates`):
 
@@ -36,6 +37,7 @@ the tolerance band).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -43,7 +45,7 @@ import pickle
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -63,13 +65,20 @@ MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec
 class Point:
     """One sweep point: a kernel set at a precision (``width`` None: float32)."""
 
-    kernels: str  # a kernel name or "all"
+    kernels: str  # a kernel name, names joined by "+", or "all"
     width: int | None
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The kernels of the set ("all" for every kernel)."""
+        return tuple(self.kernels.split("+"))
 
     @property
     def precision(self) -> str:
         p = "float32" if self.width is None else f"fixed:{self.width}"
-        return p if self.kernels == "all" else f"default=float64,{self.kernels}={p}"
+        if self.kernels == "all":
+            return p
+        return "default=float64," + ",".join(f"{k}={p}" for k in self.members)
 
     @property
     def key(self) -> str:
@@ -104,15 +113,18 @@ def parse_widths(text) -> list[int]:
 
 
 def parse_kernels(text, kernel_names) -> list[str]:
-    """Kernel sets: names of the system's kernels (``kernel_names``) or ``all``, comma
-    separated."""
-    names = [k.strip() for k in text.split(",")] if isinstance(text, str) else list(text)
+    """Kernel sets, comma separated: ``all``, a name of the system's kernels
+    (``kernel_names``) or a group of them joined by ``+`` (put at the width together)."""
+    sets = [k.strip() for k in text.split(",")] if isinstance(text, str) else list(text)
     allowed = (*kernel_names, "all")
-    bad = [k for k in names if k not in allowed]
-    if bad or not names:
-        raise FixedQMCError(f"kernel(s) {bad or text!r} not in this system; choose from "
-                            f"{', '.join(allowed)}")
-    return list(dict.fromkeys(names))
+    bad = [k for k in sets if k != "all" and (
+        not k or any(m not in kernel_names for m in k.split("+"))
+        or len(set(k.split("+"))) != len(k.split("+")))]
+    if bad or not sets:
+        raise FixedQMCError(f"kernel set(s) {bad or text!r} not in this system: a set is "
+                            f"'all', one of {', '.join(allowed[:-1])}, or distinct ones "
+                            "joined by '+'")
+    return list(dict.fromkeys(sets))
 
 
 # ------------------------------------------------------------------------- one point --
@@ -142,7 +154,7 @@ def run_point(config: dict, point: Point, reference, mode: str, threads: int | N
     if mode in ("full", "both"):
         row.update(full_estimate(config, system, reference))
     fixed = {k: v for k, v in system.formats().items()
-             if point.kernels in ("all", k.split(".")[0])}
+             if point.kernels == "all" or k.split(".")[0] in point.members}
     row["formats"] = json.dumps(fixed)
     row["overflow_events"] = int(system.log.total_events)
     hot = {k: int(v) for k, v in system.log.events.items() if v}
@@ -235,9 +247,16 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str) -> int | No
 def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01,
           mode: str = "paired", sets=(), overrides: dict | None = None, output=None,
           workers: int | None = None, client=None, scheduler: str | None = None,
-          float32: bool = True, progress: bool | None = None, units: str | None = None
-          ) -> SweepResult:
+          float32: bool = True, progress: bool | None = None, units: str | None = None,
+          profile=None) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
+
+    ``profile``: size every point's formats from this range profile (a
+    :class:`~fixedqmc.sweep.profile.RangeProfile`, or the folder of a finished sweep, whose
+    ``answer.json`` holds its profile) instead of this sweep's own samples: one set of
+    formats for several sweeps, as seed 001's Table 1 sizes its formats once for every
+    walker count (and, with formats compiled in, one compilation per width).  Values of
+    these samples outside it are counted overflow events of the points.
 
     ``tolerance`` is in ``units`` (default: the system's energy unit, K for helium).
     ``output`` defaults to ``<input output>/sweep``.  ``workers``: local worker processes
@@ -263,12 +282,18 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     local = (workers or 2) if client is None else 0  # processes of this machine's pool
     check_memory(system, config, samples=True, copies=1 + local if local > 1 else 1)
     out = Path(output or Path(config["output"]) / "sweep")
+    sizing = _profile(profile)
     meta = {"input_hash": input_hash(config), "mode": mode}
+    if sizing is not None:
+        meta["profile_hash"] = hashlib.sha256(jsonio.dumps(sizing.to_json()).encode()
+                                              ).hexdigest()[:16]
     _check_folder(out, meta)
     (out / "points").mkdir(parents=True, exist_ok=True)
     (out / "meta.json").write_text(json.dumps(meta))
 
     reference = _reference(config, out, system, progress)
+    if sizing is not None:
+        reference = replace(reference, profile=sizing)
     tasks = [Point(k, w) for k in kernel_sets for w in widths]
     if float32:
         tasks += [Point(k, None) for k in kernel_sets]
@@ -282,7 +307,20 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
             bar.update(1)
     finally:
         bar.close()
-    return _finish(config, tasks, reference, tolerance, mode, out, unit)
+    return _finish(config, tasks, reference, tolerance, mode, out, unit,
+                   sizing is not None)
+
+
+def _profile(profile):
+    """A sizing profile given as itself or as a finished sweep's folder (None: none)."""
+    from fixedqmc.sweep.profile import RangeProfile
+    if profile is None or isinstance(profile, RangeProfile):
+        return profile
+    p = Path(profile) / "answer.json"
+    if not p.is_file():
+        raise FixedQMCError(f"profile={str(profile)!r}: not a finished sweep's folder (no "
+                            "answer.json); give a RangeProfile or such a folder")
+    return RangeProfile.from_json(json.loads(p.read_text())["profile"])
 
 
 def _check_folder(out: Path, meta: dict) -> None:
@@ -339,7 +377,8 @@ ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy
                   "full_energy", "full_error", "full_diff", "full_diff_error")
 
 
-def _finish(config, tasks, reference, tolerance, mode, out: Path, unit: str) -> SweepResult:
+def _finish(config, tasks, reference, tolerance, mode, out: Path, unit: str,
+            given_profile: bool = False) -> SweepResult:
     from fixedqmc.qmc.registry import get_plugin
     f = get_plugin(config["system"]["kind"]).units.factor(unit)
     rows = [json.loads((out / "points" / f"{p.key}.json").read_text()) for p in tasks]
@@ -354,7 +393,9 @@ def _finish(config, tasks, reference, tolerance, mode, out: Path, unit: str) -> 
                "tolerance": tolerance, "float64_energy": reference.energy * f,
                "float64_error": reference.error * f, "float64_acceptance": reference.acceptance,
                "samples": list(reference.samples.shape), "answer": answers,
-               "profile": reference.profile.to_json(), "input": config}
+               "profile": reference.profile.to_json(),
+               "profile_source": "given" if given_profile else "samples",
+               "input": config}
     table.to_parquet(out / "sweep.parquet", index=False)
     table.to_csv(out / "sweep.csv", index=False)
     reference.profile.frame().to_csv(out / "profile.csv", index=False)

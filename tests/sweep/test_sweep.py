@@ -109,6 +109,11 @@ def test_bad_widths(text, match):
 def test_bad_kernel_and_tolerance(tmp_path):
     with pytest.raises(FixedQMCError, match="jastrow"):
         parse_kernels("potential,jastrow", ("distance", "potential"))
+    for bad in ("distance+jastrow", "distance+distance", "distance+", "all+distance"):
+        with pytest.raises(FixedQMCError, match="joined by"):
+            parse_kernels(bad, ("distance", "potential"))
+    assert parse_kernels("all,distance+potential", ("distance", "potential")) == [
+        "all", "distance+potential"]
     with pytest.raises(FixedQMCError, match="tolerance"):
         sweep(overrides=SMALL, widths="20", tolerance=-1.0)
 
@@ -121,6 +126,42 @@ def test_full_mode_and_float32_row(tmp_path):
     assert set(t.precision) == {"default=float64,potential=fixed:24", "float32"}
     assert np.isfinite(t.full_energy).all() and (t.full_acceptance > 0).all()
     assert (t.full_diff_error >= t.paired_error).all()
+
+
+def test_a_group_of_every_kernel_is_the_same_as_all(small_sweep, tmp_path):
+    """Kernels joined by '+' go to the width together: the group of all four helium
+    kernels builds the same system as 'all', so its estimates are the same bits; a group
+    reports the formats of its members only."""
+    group = "distance+potential+wavefunction+kinetic"
+    res = run_small(tmp_path, "group", kernels=f"{group},distance+kinetic")
+    t, ref = res.table.set_index(["kernels", "width"]), small_sweep.table
+    for _, row in ref[ref.kernels == "all"].iterrows():
+        got = t.loc[(group, row.width)]
+        assert got.precision == "default=float64," + ",".join(
+            f"{k}=fixed:{row.width}" for k in group.split("+"))
+        assert (got.paired_diff, got.paired_error) == (row.paired_diff, row.paired_error)
+    pair = res.table[res.table.kernels == "distance+kinetic"]
+    names = {k.split(".")[0] for f in pair.formats for k in json.loads(f)}
+    assert names == {"distance", "kinetic"}
+
+
+def test_formats_sized_from_another_sweeps_profile(small_sweep, tmp_path):
+    """profile=: a sweep of other samples (fewer walkers, another seed) takes its formats
+    from a finished sweep's profile, so its points have that sweep's formats; a folder
+    sized otherwise is not resumed, and a folder without a finished sweep is named."""
+    other = {**SMALL, "seed": 11, "method": {**SMALL["method"], "walkers": 6},
+             "output": str(tmp_path / "o")}
+    res = sweep(overrides=other, widths="28", kernels="potential", workers=1, float32=False,
+                progress=False, profile=small_sweep.output)
+    want = small_sweep.table.query("kernels == 'potential' and width == 28").formats.iloc[0]
+    assert res.table.formats.iloc[0] == want
+    assert res.summary["profile_source"] == "given"
+    assert res.summary["profile"] == small_sweep.summary["profile"]
+    with pytest.raises(FixedQMCError, match="another input"):
+        sweep(overrides=other, widths="28", kernels="potential", workers=1, float32=False,
+              progress=False)
+    with pytest.raises(FixedQMCError, match="answer.json"):
+        sweep(overrides=other, widths="28", profile=tmp_path / "nothing", progress=False)
 
 
 def test_units_convert_table_tolerance_and_answer(small_sweep, tmp_path):
@@ -162,3 +203,37 @@ def test_a_width_too_narrow_for_a_profiled_range_is_a_failing_point_not_a_crash(
     assert np.isnan(t.loc[6, "paired_diff"]) and np.isnan(t.loc[6, "paired_error"])
     assert t.loc[36, "fits"] and t.loc[56, "fits"]
     assert res.answer.set_index("kernels").loc["potential", "narrowest_width"] == 36
+
+
+class _ShiftedEnergies:
+    """A stand-in system whose local energies are the samples' first coordinate."""
+
+    def evaluate(self, walkers, step):
+        from types import SimpleNamespace
+        return SimpleNamespace(local_energy=walkers.positions[:, 0, 0].copy())
+
+
+def test_paired_error_is_the_spread_of_the_independent_walkers():
+    """VMC walkers are independent chains: the paired error is the spread of the
+    per-walker means over the blocks (also for a single block, seed 001's one ensemble);
+    a single walker falls back to reblocking its block series."""
+    from fixedqmc.qmc.estimators import reblock
+    from fixedqmc.sweep.estimates import Reference, paired_estimate
+    rng = np.random.default_rng(3)
+    samples = rng.normal(size=(4, 500, 2, 3))
+    ref_e = samples[:, :, 0, 0] - rng.normal(0.01, 0.002, size=(4, 500))
+    diff = samples[:, :, 0, 0] - ref_e
+    for blocks in (1, 4):
+        got = paired_estimate(_ShiftedEnergies(), Reference(
+            samples[:blocks], ref_e[:blocks], 0.0, 0.0, 1.0, None, 0.0))
+        w = diff[:blocks].mean(axis=0)
+        assert got["paired_diff"] == pytest.approx(diff[:blocks].mean(), rel=1e-12)
+        assert got["paired_error"] == pytest.approx(w.std(ddof=1) / np.sqrt(500), rel=1e-12)
+        # the spread put in: 0.002 per value, averaged over the blocks
+        assert 0.75 < got["paired_error"] * np.sqrt(500 * blocks) / 0.002 < 1.25
+        e = samples[:blocks, :, 0, 0].mean(axis=0)
+        assert got["paired_energy_error"] == pytest.approx(e.std(ddof=1) / np.sqrt(500),
+                                                           rel=1e-12)
+    one = paired_estimate(_ShiftedEnergies(), Reference(samples[:, :1], ref_e[:, :1], 0.0,
+                                                        0.0, 1.0, None, 0.0))
+    assert one["paired_error"] == reblock(diff[:, 0]).error

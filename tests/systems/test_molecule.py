@@ -157,6 +157,20 @@ def test_dmc_of_h2_reaches_the_exact_energy(tmp_path):
     assert 0.9 < dmc["acceptance"] < 0.9999, dmc["acceptance"]
 
 
+def test_dmc_time_step_series_of_h2_extrapolates_to_the_exact_energy(tmp_path):
+    """The time-step series of the input extrapolated to tau -> 0 (the runner's linear
+    fit over the stages that passed their checks; a stage left out says why): the
+    nodeless H2 ground state within the fit's error."""
+    s = run(overrides=_h2_input(tmp_path, "dmc_series", kind="dmc", taus=[0.08, 0.04, 0.02],
+                                vmc_blocks=5), progress=False).summary
+    x = s["extrapolation"]
+    assert len(x["stages"]) >= 2, s["warnings"]
+    for n in {"dmc_tau0.08", "dmc_tau0.04", "dmc_tau0.02"} - set(x["stages"]):
+        assert any(w.startswith(n) for w in s["warnings"]), (n, s["warnings"])
+    assert abs(x["energy"] - H2_EXACT) < 4 * x["energy_error"] + 3e-4, x
+    assert x["energy_error"] < 0.02
+
+
 @pytest.mark.parametrize("system, trial, key", [
     ({"basis": "no-such-basis"}, {}, "system.basis"),
     ({"atoms": "H 0 0 0", "spin": 1}, {}, "trial.scf"),  # open shell: RHF impossible

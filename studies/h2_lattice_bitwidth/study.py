@@ -1,21 +1,33 @@
 """Seed 001's Table 1: the ensemble-averaged local energy of an H2 lattice vs word width.
 
 A 4 x 4 x 4 lattice of H2 molecules (64 H2, 128 electrons, STO-6G, RHF orbitals from PySCF)
-is sampled by float64 VMC; on the *same* samples the local energy is evaluated again with
-every kernel in fixed point at one common word width W (each variable's integer bits from a
-range profile, as the seed did), W = 30..40, and with every kernel in float32.  The table has
-the seed's layout: rows N_w (walkers), columns W and double; the narrowest W within
-5e-4 Ha of double at this and every wider width; then the same per kernel (one kernel at
-fixed:W, the others float64) to show which kernel sets the width.  Uses only the public
-API (:func:`fixedqmc.sweep.sweep`).
+is sampled by float64 VMC.  As in the seed, an ensemble of N_w walkers is evaluated again on
+the *same* configurations (two per walker, 5 sweeps apart: a sweep's samples need two
+blocks; the paired error is the spread over the independent walkers) with the
+seed's FPGA data path, the kernels that build the Slater matrices and their derivatives
+(``distance+exp+contraction+orbitals+derivatives``, :data:`DATA_PATH`), in fixed point at
+one common word width W (each variable's integer bits from the range profile of the largest
+ensemble, one set of formats for the table, as the seed did), the determinants, Coulomb sums and energy assembly staying float64 as on the seed's
+host.  Three parts, each using only the public API (:func:`fixedqmc.sweep.sweep`):
 
-    python studies/h2_lattice_bitwidth/study.py              # 64 H2, N_w = 128 .. 2048
-    python studies/h2_lattice_bitwidth/study.py --reduced    # 8 H2, N_w = 64, 128 (minutes)
-    python studies/h2_lattice_bitwidth/study.py --walkers 128 --widths 30:40:2 \
-        --kernels all,exp,orbitals,determinant --output results/h2x4_w128   # a 64-H2 slice
+``table1``
+    rows N_w = 128 .. 2048, columns W = 30, 32, .. 40, float32 and double: the mean local
+    energy (float64 energy + paired difference), and the narrowest W within 5e-4 Ha;
+``per_kernel``
+    an ensemble of 256 walkers: each kernel of the data path alone at fixed:W, W = 34 ..
+    40 (the others float64; run-time formats, one compilation): which kernel sets the
+    width?  (``--kernels`` takes any sets, e.g. ``all,determinant``.)
+``full``
+    VMC of 128 walkers sampled at the data path's narrowest width and 2 bits below it: energy against the float64 run and the acceptance rates (the seed's remark on
+    sampling at narrow widths).
 
-Writes ``results/<case>/...`` (sweep folders) and ``results/table1.csv``,
-``results/per_kernel.csv``, ``results/table1.md``.
+    python studies/h2_lattice_bitwidth/study.py              # all three parts (about 1 h)
+    python studies/h2_lattice_bitwidth/study.py --part table1 --walkers 128,256
+    python studies/h2_lattice_bitwidth/study.py --reduced    # 8 H2, 64 and 128 walkers
+
+Writes the sweep folders and ``table1.csv``, ``table1.md``, ``table1.png``, ``per_kernel.csv``,
+``full.csv`` under ``results/`` (``results/reduced/`` with ``--reduced``).  Finished
+points are kept: an interrupted study resumes.
 """
 
 from __future__ import annotations
@@ -29,85 +41,175 @@ from fixedqmc.sweep import sweep
 
 HERE = Path(__file__).resolve().parent
 TOLERANCE = 5e-4  # hartree (seed 001: "an acceptable standard error")
-KERNELS = "all,distance,exp,contraction,orbitals,derivatives,determinant,coulomb,energy"
-#: Equilibration blocks (x 5 sweeps) before the samples: 3 blocks left 64 H2 about 14 Ha
-#: above its RHF energy, far from |psi|^2; 20 blocks (100 sweeps) reach it.
-EQUIL_BLOCKS = 20
+DATA_PATH = "distance+exp+contraction+orbitals+derivatives"
+#: the per-kernel part: each kernel of the data path alone, at the widths near the answer
+PER_KERNEL = "distance,exp,contraction,orbitals,derivatives"
+PER_KERNEL_WIDTHS = "34:40:2"
+#: Equilibration sweeps before the samples: 15 left 64 H2 about 14 Ha above its RHF
+#: energy, far from |psi|^2; 100 reach it.
+EQUIL_SWEEPS = 100
+PARTS = ("table1", "per_kernel", "full")
 
 
-def case_input(lattice: int, walkers: int, blocks: int, steps: int, cache: Path) -> dict:
+def case_input(lattice: int, walkers: int, blocks: int, steps: int, cache: Path,
+               specialise: bool) -> dict:
+    """The VMC input of one case: ``blocks`` x ``steps`` production sweeps after
+    :data:`EQUIL_SWEEPS`, the walkers kept at the end of each block as samples."""
     return {"system": {"kind": "molecule", "lattice": lattice},
-            "trial": {"scf_cache": str(cache)},  # one RHF for every walker count
+            "trial": {"scf_cache": str(cache)},  # one RHF for every case
             "method": {"kind": "vmc", "walkers": walkers, "blocks": blocks,
-                       "steps_per_block": steps, "equil_blocks": EQUIL_BLOCKS,
+                       "steps_per_block": steps, "equil_blocks": EQUIL_SWEEPS // steps,
                        "step_size": 0.6},
-            "seed": 1}
+            "specialise": specialise, "seed": 1}
 
 
-def run(lattice: int, walker_counts, widths: str, kernels: str, blocks: int, steps: int,
-        workers: int, out: Path, mode: str) -> pd.DataFrame:
-    rows = []
-    for nw in walker_counts:
-        folder = out / f"h2x{lattice}" / f"walkers{nw}"
-        res = sweep(overrides={**case_input(lattice, nw, blocks, steps, out / "scf"),
-                               "output": str(folder)},
-                    output=folder / "sweep", widths=widths, kernels=kernels,
-                    tolerance=TOLERANCE, mode=mode, workers=workers, units="hartree")
-        t = res.table.assign(walkers=nw, double=res.summary["float64_energy"])
-        rows.append(t.merge(res.answer[["kernels", "narrowest_width"]], on="kernels"))
-    return pd.concat(rows, ignore_index=True)
+def run_sweep(lattice, walkers, widths, kernels, out: Path, *, blocks=2, steps=5,
+              specialise=False, mode="paired", workers=2, profile=None) -> pd.DataFrame:
+    """One sweep (or its resumption) in ``out`` (formats sized from ``profile``, a finished
+    sweep's folder, if given); its table with walkers, double and the narrowest width of
+    each kernel set."""
+    res = sweep(overrides={**case_input(lattice, walkers, blocks, steps,
+                                        out.parent / "scf", specialise),
+                           "output": str(out)},
+                output=out / "sweep", widths=widths, kernels=kernels, tolerance=TOLERANCE,
+                mode=mode, workers=workers, units="hartree", float32=mode != "full",
+                profile=profile)
+    t = res.table.assign(walkers=walkers, double=res.summary["float64_energy"],
+                         double_error=res.summary["float64_error"],
+                         double_acceptance=res.summary["float64_acceptance"])
+    return t.merge(res.answer[["kernels", "narrowest_width"]], on="kernels")
 
 
 def table1(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows N_w, columns W (and float32, double): the mean local energy on the same
-    samples, float64 energy + paired difference, every kernel at the width."""
-    t = rows[rows.kernels == "all"].copy()
-    t["column"] = t.precision.str.replace("fixed:", "W=", regex=False)
+    """Rows N_w, columns W, float32 and double: the mean local energy on the same samples
+    (float64 energy + paired difference), the data path at the column's precision."""
+    t = rows.copy()
+    t["column"] = t.precision.str.extract(r"(fixed:\d+|float32)$")[0].str.replace(
+        "fixed:", "W=", regex=False)
     t["energy"] = t.double + t.paired_diff
     table = t.pivot_table(index="walkers", columns="column", values="energy")
+    table = table[sorted(table.columns, key=lambda c: (c == "float32", len(c), c))]
     table["double"] = t.groupby("walkers").double.first()
+    table["narrowest W"] = t.groupby("walkers").narrowest_width.first()
+    table["seed's rule"] = t.groupby("walkers")[["width", "paired_diff"]].apply(
+        seed_rule).astype("Int64")
     return table
+
+
+def seed_rule(rows: pd.DataFrame) -> float:
+    """The seed's criterion, ``|dE| < 5e-4 Ha`` without the error bar, at the width and
+    every wider one: the narrowest such width (NaN if none)."""
+    fixed = rows.dropna(subset=["width"]).sort_values("width", ascending=False)
+    best = float("nan")
+    for w, d in zip(fixed.width, fixed.paired_diff):
+        if not abs(d) < TOLERANCE:
+            break
+        best = int(w)
+    return best
+
+
+def plot_table1(rows: pd.DataFrame, path: Path) -> None:
+    """|dE| + 2 sigma (solid) and |dE| (dotted) of the data path against W, one colour
+    per walker count, with the tolerance."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for nw, grp in rows.dropna(subset=["width"]).groupby("walkers"):
+        g = grp.sort_values("width")
+        line, = ax.plot(g.width, g.paired_diff.abs() + 2 * g.paired_error, "-o", ms=4,
+                        label=f"N_w = {nw}")
+        ax.plot(g.width, g.paired_diff.abs(), ":", color=line.get_color())
+    ax.axhline(TOLERANCE, color="green", label=f"{TOLERANCE:g} Ha")
+    ax.set_yscale("log")
+    ax.set_xlabel("word width W (bits) of the data path")
+    ax.set_ylabel("|E(W) - E(double)| + 2 sigma (Ha); dotted: |dE|")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write(out: Path, name: str, frame: pd.DataFrame, title: str) -> None:
+    frame.to_csv(out / f"{name}.csv")
+    with pd.option_context("display.width", 250, "display.max_columns", None,
+                           "display.float_format", "{:.6f}".format):
+        text = f"{title}\n{frame}\n"
+    (out / f"{name}.md").write_text("```\n" + text + "```\n")
+    print(text)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--reduced", action="store_true", help="8 H2 and two walker counts")
+    p.add_argument("--reduced", action="store_true",
+                   help="8 H2, walkers 64,128, per kernel and full runs at 64")
+    p.add_argument("--part", choices=(*PARTS, "all"), default="all")
     p.add_argument("--walkers", default=None,
-                   help="walker counts, comma-separated (default 128,256,512,1024,2048; "
-                        "reduced 64,128)")
-    p.add_argument("--widths", default=None, help="word widths lo:hi[:step] (default 30:40; "
-                                                  "reduced 30:40:2)")
-    p.add_argument("--kernels", default=None,
-                   help=f"kernel sets, comma-separated (default {KERNELS}; reduced "
-                        "all,exp,orbitals,determinant)")
+                   help="Table 1 walker counts, comma-separated (default 128,256,512,1024,"
+                        "2048; reduced 64,128)")
+    p.add_argument("--widths", default="30:40:2", help="word widths lo:hi[:step] (default "
+                                                       "30:40:2, the seed's columns)")
+    p.add_argument("--kernels", default=PER_KERNEL,
+                   help=f"kernel sets of the per-kernel part (default {PER_KERNEL})")
+    p.add_argument("--kernel-widths", default=PER_KERNEL_WIDTHS,
+                   help=f"widths of the per-kernel part (default {PER_KERNEL_WIDTHS})")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--output", default=None,
                    help="results folder (default results/, results/reduced/ with --reduced)")
     args = p.parse_args(argv)
-    if args.reduced:
-        lattice, walkers, widths, kernels = 2, "64,128", "30:40:2", "all,exp,orbitals,determinant"
-    else:
-        lattice, walkers, widths, kernels = 4, "128,256,512,1024,2048", "30:40", KERNELS
+    lattice, walkers, per_w, full_w = ((2, "64,128", 64, 64) if args.reduced
+                                       else (4, "128,256,512,1024,2048", 256, 128))
     try:
         walker_counts = tuple(int(w) for w in (args.walkers or walkers).split(","))
     except ValueError:
         p.error(f"--walkers takes comma-separated integers, got {args.walkers!r}")
     out = Path(args.output) if args.output else HERE / "results" / (
         "reduced" if args.reduced else "")
-    rows = run(lattice, walker_counts, args.widths or widths, args.kernels or kernels, 4, 5,
-               args.workers, out, "paired")
     out.mkdir(parents=True, exist_ok=True)
-    rows.to_csv(out / "per_kernel.csv", index=False)
-    t1 = table1(rows)
-    t1.to_csv(out / "table1.csv")
-    narrow = rows.groupby(["kernels", "walkers"]).narrowest_width.first().unstack("walkers")
-    with pd.option_context("display.width", 250, "display.max_columns", None,
-                           "display.float_format", "{:.6f}".format):
-        text = (f"Ensemble-averaged local energy (Ha) on the same samples\n{t1}\n\n"
-                f"narrowest W with |dE| + 2 sigma <= {TOLERANCE} Ha at it and every wider "
-                f"width (paired estimate):\n{narrow}\n")
-    (out / "table1.md").write_text("```\n" + text + "```\n")
-    print(text)
+    parts = PARTS if args.part == "all" else (args.part,)
+    w = args.workers
+    narrowest = None
+    # the largest ensemble's profile sizes every Table 1 and full-run format (one set of
+    # formats, as the seed; formats compiled in, so one compilation per width)
+    sizing = out / "table1" / f"walkers{max(walker_counts)}" / "sweep"
+    if "table1" in parts:
+        rows = pd.concat([run_sweep(lattice, nw, args.widths, DATA_PATH,
+                                    out / "table1" / f"walkers{nw}", specialise=True,
+                                    workers=w, profile=None if nw == max(walker_counts)
+                                    else sizing)
+                          for nw in sorted(walker_counts, reverse=True)], ignore_index=True)
+        rows.to_csv(out / "table1_points.csv", index=False)
+        plot_table1(rows, out / "table1.png")
+        write(out, "table1", table1(rows),
+              f"Ensemble-averaged local energy (Ha), an ensemble of N_w walkers, the data "
+              f"path ({DATA_PATH}) at W bits or float32; narrowest W: |dE| + 2 sigma <= "
+              f"{TOLERANCE} Ha at it and every wider width (the seed's rule: |dE| < "
+              f"{TOLERANCE} Ha)")
+        narrowest = rows.narrowest_width.dropna().max()
+    if "per_kernel" in parts:
+        rows = run_sweep(lattice, per_w, args.kernel_widths, args.kernels,
+                         out / "per_kernel" / f"walkers{per_w}", workers=w)
+        rows.to_csv(out / "per_kernel.csv", index=False)
+        cols = ["kernels", "precision", "paired_diff", "paired_error", "overflow_events"]
+        print(rows[cols].to_string())
+        print(rows.groupby("kernels", sort=False).narrowest_width.first().to_string())
+    if "full" in parts:
+        if narrowest is None or pd.isna(narrowest):
+            done = out / "table1_points.csv"
+            if not done.exists():
+                p.error("--part full needs the Table 1 part's narrowest width: run it first")
+            narrowest = pd.read_csv(done).narrowest_width.dropna().max()
+        if pd.isna(narrowest):
+            p.error("no width of Table 1 passed: nothing to sample at")
+        nw = int(narrowest)
+        rows = run_sweep(lattice, full_w, f"{nw - 2},{nw}", DATA_PATH,
+                         out / "full" / f"walkers{full_w}", blocks=4, steps=5,
+                         specialise=True, mode="full", workers=w, profile=sizing)
+        cols = ["precision", "full_energy", "full_error", "full_diff", "full_diff_error",
+                "full_acceptance", "double", "double_error", "double_acceptance"]
+        rows[cols].to_csv(out / "full.csv", index=False)
+        print(rows[cols].to_string())
     return 0
 
 

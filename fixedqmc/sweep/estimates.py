@@ -10,14 +10,14 @@
     the local energy at the trial precision on exactly those samples: the mean of
     ``E_L(trial) - E_L(float64)`` and its error (the *paired* error, far below either
     energy's own error because both share the same Monte Carlo noise), and the trial
-    energy on the samples.  The VMC walkers are
-    independent chains, so each walker's mean over the blocks is an independent value
-    whatever the autocorrelation in time: the error is their spread, ``std / sqrt(n_w)``
-    (with ``n_w - 1`` degrees of freedom where reblocking a few block means has few; a
-    single walker falls back to reblocking its blocks).  Only kernels that enter
-    the local energy show here: a kernel that acts through sampling alone (helium's
-    wave-function kernel) has a paired difference of exactly zero by construction; judge
-    it with the full estimate (the sweep reports no paired answer for it).
+    energy on the samples.  The VMC walkers are independent chains, so each walker's mean
+    over the blocks is an independent value whatever the autocorrelation in time: the
+    error is their spread, ``std / sqrt(n_w)`` (``n_w - 1`` degrees of freedom, where
+    reblocking a few block means has few; a single walker falls back to reblocking its
+    blocks).  Only kernels that enter the local energy show here: a kernel that acts
+    through sampling alone (helium's wave-function kernel) has a paired difference of
+    exactly zero by construction; judge it with the full estimate (the sweep reports no
+    paired answer for it).
 :func:`full_estimate`
     sampling itself at the trial precision (acceptance from the emulated wave function):
     a complete VMC run with the same seed, its energy, error and acceptance; compared with

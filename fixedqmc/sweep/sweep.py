@@ -3,9 +3,10 @@ tolerance?  (Seed 001, Table 1 and Sec. 4; HAQMC's accuracy study, seed 002.)
 
 :func:`sweep` runs, for every kernel set (one kernel, a group of kernels joined by ``+``
 such as seed 001's FPGA data path ``distance+exp+contraction+orbitals+derivatives``, or
-``all`` of them) and every width W, the system with that set at ``fixed:W`` (formats from the float64 range profile,
-:mod:`fixedqmc.sweep.profile`) and every other kernel at float64, plus a ``float32`` row per
-kernel set, and estimates the energy change (:mod:`fixedqmc.sweep.estimates`):
+``all`` of them) and every width W, the system with that set at ``fixed:W`` (formats from
+the float64 range profile, :mod:`fixedqmc.sweep.profile`) and every other kernel at
+float64, plus a ``float32`` row per kernel set, and estimates the energy change
+(:mod:`fixedqmc.sweep.estimates`):
 
 ``paired``  same-sample difference and its paired error (fast, sharp);
 ``full``    a complete VMC run at the trial precision against the float64 run;

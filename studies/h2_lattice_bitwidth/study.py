@@ -15,7 +15,7 @@ host.  Three parts, each using only the public API (:func:`fixedqmc.sweep.sweep`
     energy (float64 energy + paired difference), and the narrowest W within 5e-4 Ha;
 ``per_kernel``
     an ensemble of 256 walkers: each kernel of the data path alone at fixed:W, W = 34 ..
-    40 (the others float64; run-time formats, one compilation): which kernel sets the
+    48 (the others float64; run-time formats, one compilation): which kernel sets the
     width?  (``--kernels`` takes any sets, e.g. ``all,determinant``.)
 ``full``
     VMC of 128 walkers sampled at the data path's narrowest width and 2 bits below it: energy against the float64 run and the acceptance rates (the seed's remark on
@@ -44,7 +44,7 @@ TOLERANCE = 5e-4  # hartree (seed 001: "an acceptable standard error")
 DATA_PATH = "distance+exp+contraction+orbitals+derivatives"
 #: the per-kernel part: each kernel of the data path alone, at the widths near the answer
 PER_KERNEL = "distance,exp,contraction,orbitals,derivatives"
-PER_KERNEL_WIDTHS = "34:40:2"
+PER_KERNEL_WIDTHS = "34:48:2"
 #: Equilibration sweeps before the samples: 15 left 64 H2 about 14 Ha above its RHF
 #: energy, far from |psi|^2; 100 reach it.
 EQUIL_SWEEPS = 100

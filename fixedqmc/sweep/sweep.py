@@ -117,13 +117,15 @@ def parse_kernels(text, kernel_names) -> list[str]:
     """Kernel sets, comma separated: ``all``, a name of the system's kernels
     (``kernel_names``) or a group of them joined by ``+`` (put at the width together)."""
     sets = [k.strip() for k in text.split(",")] if isinstance(text, str) else list(text)
-    allowed = (*kernel_names, "all")
-    bad = [k for k in sets if k != "all" and (
-        not k or any(m not in kernel_names for m in k.split("+"))
-        or len(set(k.split("+"))) != len(k.split("+")))]
+
+    def valid(k):
+        members = k.split("+")
+        return k == "all" or (set(members) <= set(kernel_names)
+                              and len(set(members)) == len(members))
+    bad = [k for k in sets if not valid(k)]
     if bad or not sets:
         raise FixedQMCError(f"kernel set(s) {bad or text!r} not in this system: a set is "
-                            f"'all', one of {', '.join(allowed[:-1])}, or distinct ones "
+                            f"'all', one of {', '.join(kernel_names)}, or distinct ones "
                             "joined by '+'")
     return list(dict.fromkeys(sets))
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fixedqmc.sweep import sweep
+from fixedqmc.sweep import plot_sweep, sweep
 
 HERE = Path(__file__).resolve().parent
 TOLERANCE = 5e-4  # hartree (seed 001: "an acceptable standard error")
@@ -108,29 +108,6 @@ def seed_rule(rows: pd.DataFrame) -> float:
     return best
 
 
-def plot_table1(rows: pd.DataFrame, path: Path) -> None:
-    """|dE| + 2 sigma (solid) and |dE| (dotted) of the data path against W, one colour
-    per walker count, with the tolerance."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for nw, grp in rows.dropna(subset=["width"]).groupby("walkers"):
-        g = grp.sort_values("width")
-        line, = ax.plot(g.width, g.paired_diff.abs() + 2 * g.paired_error, "-o", ms=4,
-                        label=f"N_w = {nw}")
-        ax.plot(g.width, g.paired_diff.abs(), ":", color=line.get_color())
-    ax.axhline(TOLERANCE, color="green", label=f"{TOLERANCE:g} Ha")
-    ax.set_yscale("log")
-    ax.set_xlabel("word width W (bits) of the data path")
-    ax.set_ylabel("|E(W) - E(double)| + 2 sigma (Ha); dotted: |dE|")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def write(out: Path, name: str, frame: pd.DataFrame, title: str) -> None:
     frame.to_csv(out / f"{name}.csv")
     with pd.option_context("display.width", 250, "display.max_columns", None,
@@ -180,7 +157,12 @@ def main(argv=None) -> int:
                                     else sizing)
                           for nw in sorted(walker_counts, reverse=True)], ignore_index=True)
         rows.to_csv(out / "table1_points.csv", index=False)
-        plot_table1(rows, out / "table1.png")
+        by_nw = rows.assign(kernels=[f"N_w = {n}" for n in rows.walkers])
+        chosen = [{"kernels": k, "narrowest_width": None if pd.isna(w) else int(w)}
+                  for k, w in by_nw.groupby("kernels", sort=False).narrowest_width.first()
+                  .items()]
+        plot_sweep(by_nw, TOLERANCE, "paired", out / "table1.png", unit="hartree",
+                   answers=chosen)
         write(out, "table1", table1(rows),
               f"Ensemble-averaged local energy (Ha), an ensemble of N_w walkers, the data "
               f"path ({DATA_PATH}) at W bits or float32; narrowest W: |dE| + 2 sigma <= "

@@ -201,7 +201,7 @@ def _u_walker(e, f, fnew, imove, lat, img, cpar, canti, par, cpow, n_up, out_sum
     n = f.shape[0]
     dt = out_sum.dtype
     bufs = (by_axis(f, dt), np.empty((3, n), dt), np.empty(n, dt), np.empty((3, n), dt),
-            np.empty(n, np.int64))
+            np.empty(n, np.int32))
     full = imove < 0
     total = acc_zero(e, SUM)
     for t in range(n if full else 2):  # one call site: the electron's pipeline compiles once

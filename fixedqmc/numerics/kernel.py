@@ -980,6 +980,8 @@ _RUNTIME_BINS = {_uniform_core: _runtime_bin(_uniform_core, _uniform_f64),
 # do not depend on the order of the terms.
 acc_zero, acc_add, acc_value, acc_fits = map(_stub, ("acc_zero", "acc_add", "acc_value",
                                                      "acc_fits"))
+acc_array, acc_array_clear, acc_array_add, acc_array_value = map(
+    _stub, ("acc_array", "acc_array_clear", "acc_array_add", "acc_array_value"))
 acc_zero.__doc__ = """``acc_zero(e, v)``: an empty accumulator for sums of variable ``v``."""
 acc_add.__doc__ = """``acc_add(e, acc, x, v)``: ``acc`` plus the value x rounded once into v's format
 (an overflow of that rounding is an event of v).  Float contexts add in the context's type
@@ -991,6 +993,17 @@ v's format (saturate, wrap or raise, one event of v if it does not fit), as a va
 acc_fits.__doc__ = """``acc_fits(e, v, n)``: whether a quiet accumulator of v is exact for n terms (its int64
 register needs ``E_v + bit_length(n) <= 62``, see :mod:`fixedqmc.numerics.narrow`); always
 true in other contexts, whose fixed accumulators hold 192 bits."""
+acc_array.__doc__ = """``acc_array(e, n, v)``: ``n`` empty accumulators of variable ``v`` in one buffer
+(float contexts: an array of the context's type; fixed ones: the exact accumulators' words).
+A loop over the accumulators that adds one term to each (an axpy: ``acc[k] += c[k] x``)
+vectorises in float contexts, where a loop over terms into one scalar accumulator cannot
+vectorise over the accumulators.  Each accumulator gets the same words as :func:`acc_zero`,
+:func:`acc_add` and :func:`acc_value` with the same terms (in fixed point, in any order)."""
+acc_array_clear.__doc__ = """``acc_array_clear(e, buf)``: empties every accumulator of ``buf``."""
+acc_array_add.__doc__ = """``acc_array_add(e, buf, k, x, v)``: adds the value x, rounded once into v's format,
+to accumulator k of ``buf`` (as :func:`acc_add`; float contexts add in order)."""
+acc_array_value.__doc__ = """``acc_array_value(e, buf, k, v)``: accumulator k's sum overflow-handled once into v's
+format, a value of v (as :func:`acc_value`)."""
 
 
 @intrinsic
@@ -1076,3 +1089,81 @@ def _acc_value(e, acc, v):
         r, ev = Q.store(acc, so, wo, ovf)
         return _emit(e, r, ev, v, np.int64(0))
     return counted
+
+
+# Accumulator arrays: the accumulators of acc_zero/acc_add/acc_value kept in a buffer (float:
+# the sums; counted fixed: the three uint64 limbs of each 192-bit sum; quiet: the int64 sum
+# and its flag; run-time formats: the limbs and the float64 shadow sum).
+@overload(acc_array, prefer_literal=True)
+def _acc_array(e, n, v):
+    if not _is_fixed(e):
+        dt = e
+        return lambda e, n, v: np.zeros(n, dt)
+    if _is_quiet(e):
+        return lambda e, n, v: np.zeros((n, 2), np.int64)
+    if _is_runtime(e):
+        return lambda e, n, v: (np.zeros((n, 3), np.uint64), np.zeros(n, np.float64))
+    return lambda e, n, v: np.zeros((n, 3), np.uint64)
+
+
+@njit(inline="always")
+def _clear(a):
+    flat = a.reshape(a.size)
+    for i in range(flat.size):
+        flat[i] = 0
+
+
+@overload(acc_array_clear)
+def _acc_array_clear(e, buf):
+    if _is_fixed(e) and _is_runtime(e):
+        def runtime(e, buf):
+            _clear(buf[0])
+            _clear(buf[1])
+        return runtime
+    return lambda e, buf: _clear(buf)
+
+
+@njit(inline="always")
+def _limbs(buf, k):
+    return (buf[k, 0], buf[k, 1], buf[k, 2])
+
+
+@njit(inline="always")
+def _set_limbs(buf, k, w):
+    buf[k, 0], buf[k, 1], buf[k, 2] = w
+
+
+@overload(acc_array_add, prefer_literal=True, inline="always")
+def _acc_array_add(e, buf, k, x, v):
+    if not _is_fixed(e):
+        dt = e
+
+        def add_float(e, buf, k, x, v):
+            buf[k] = buf[k] + dt(x)
+        return add_float
+    if _is_quiet(e):
+        def add_quiet(e, buf, k, x, v):
+            a = acc_add(e, (buf[k, 0], buf[k, 1]), x, v)
+            buf[k, 0], buf[k, 1] = a
+        return add_quiet
+    if _is_runtime(e):
+        def add_runtime(e, buf, k, x, v):
+            a = acc_add(e, (_limbs(buf[0], k), buf[1][k]), x, v)
+            _set_limbs(buf[0], k, a[0])
+            buf[1][k] = a[1]
+        return add_runtime
+
+    def add_counted(e, buf, k, x, v):
+        _set_limbs(buf, k, acc_add(e, _limbs(buf, k), x, v))
+    return add_counted
+
+
+@overload(acc_array_value, prefer_literal=True, inline="always")
+def _acc_array_value(e, buf, k, v):
+    if not _is_fixed(e):
+        return lambda e, buf, k, v: buf[k]
+    if _is_quiet(e):
+        return lambda e, buf, k, v: acc_value(e, (buf[k, 0], buf[k, 1]), v)
+    if _is_runtime(e):
+        return lambda e, buf, k, v: acc_value(e, (_limbs(buf[0], k), buf[1][k]), v)
+    return lambda e, buf, k, v: acc_value(e, _limbs(buf, k), v)

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_value, acc_zero, at,
+from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array, acc_array_add,
+                                      acc_array_clear, acc_array_value, acc_value, acc_zero, at,
                                       chunk, chunk_bounds, const, load, mul, n_chunks, store,
                                       sub)
 from fixedqmc.numerics.kernel_ops import div
@@ -115,47 +116,32 @@ def ratio_kernel(ct, rows, inv, j, grows, out_ratio, out_grad):
 
 
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _u_term(e, acc, x, inv, k, m):
-    """``acc + row[k] B[k, m]`` (``x`` the value of ``row[k]``)."""
-    return acc_add(e, acc, mul(e, x, load(e, inv[k, m], INV), PROD), U)
-
-
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _u_store(e, acc, m, j, r, u):
-    """``u[m] = (sum - delta_mj) / ratio`` (``uq``) from the accumulated sum."""
-    s = acc_value(e, acc, U)
+def _u_store(e, s, m, j, r, u):
+    """``u[m] = (sum - delta_mj) / ratio`` (``uq``) from the accumulated sum s."""
     if m == j:
         s = sub(e, s, const(e, 1.0, U), U)
     u[m] = store(e, div(e, s, r, UQ))
 
 
 @njit
-def _update_walker(e, row, inv, j, ratio, u, col):
-    """Sherman-Morrison update of one walker's inverse.  The sums ``u[m]`` run four
-    columns at a time (four independent sums over k, each in k order: the same words as
-    one column at a time, since stochastic rounding draws by element and variable)."""
+def _update_walker(e, row, inv, j, ratio, u, col, acc):
+    """Sherman-Morrison update of one walker's inverse.  The sums ``u[m] = sum_k row[k]
+    B[k, m]`` run by rows of B, one multiply-add into every column's accumulator (``acc``,
+    :func:`~fixedqmc.numerics.kernel.acc_array`: the loop over m vectorises in float
+    kernels); each column's terms are added in k order (fixed point: the same exact sums
+    and words in any order)."""
     n = row.shape[0]
     r = load(e, ratio, RATIO)
     for k in range(n):
         col[k] = inv[k, j]
-    n4 = n - n % 4
-    for m in range(0, n4, 4):
-        a0, a1, a2, a3 = acc_zero(e, U), acc_zero(e, U), acc_zero(e, U), acc_zero(e, U)
-        for k in range(n):
-            x = load(e, row[k], ROW)
-            a0 = _u_term(e, a0, x, inv, k, m)
-            a1 = _u_term(e, a1, x, inv, k, m + 1)
-            a2 = _u_term(e, a2, x, inv, k, m + 2)
-            a3 = _u_term(e, a3, x, inv, k, m + 3)
-        _u_store(e, a0, m, j, r, u)
-        _u_store(e, a1, m + 1, j, r, u)
-        _u_store(e, a2, m + 2, j, r, u)
-        _u_store(e, a3, m + 3, j, r, u)
-    for m in range(n4, n):
-        a0 = acc_zero(e, U)
-        for k in range(n):
-            a0 = _u_term(e, a0, load(e, row[k], ROW), inv, k, m)
-        _u_store(e, a0, m, j, r, u)
+    acc_array_clear(e, acc)
+    for k in range(n):
+        x = load(e, row[k], ROW)
+        bk = inv[k]
+        for m in range(n):
+            acc_array_add(e, acc, m, mul(e, x, load(e, bk[m], INV), PROD), U)
+    for m in range(n):
+        _u_store(e, acc_array_value(e, acc, m, U), m, j, r, u)
     for kk in range(n):
         bj = load(e, col[kk], INV)
         for m in range(n):
@@ -167,10 +153,11 @@ def _update_walker(e, row, inv, j, ratio, u, col):
 def _update_chunk(ct, k, rows, inv, j, mask, ratio, scratch):
     c = chunk(ct, k)
     lo, hi = chunk_bounds(ct, rows.shape[0], k)
+    acc = acc_array(at(c, lo), rows.shape[1], U)
     for w in range(lo, hi):
         if mask[w]:
             _update_walker(at(c, w), rows[w], inv[w], j, ratio[w], scratch[k, 0],
-                           scratch[k, 1])
+                           scratch[k, 1], acc)
 
 
 @njit(parallel=True, cache=True)

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
+from fixedqmc.numerics.kernel import (acc_add, acc_array, acc_array_add, acc_array_clear,
+                                      acc_array_value, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, convert, load, mul, n_chunks, store,
                                       sub)
 from fixedqmc.numerics.kernel_ops import exp, rsqrt
@@ -204,28 +205,19 @@ def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
     return n_active
 
 
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _mo_term(em, acc, cm, k, i, x):
-    """``acc + cm[k, i] x``: one term of MO k (``orbitals.term`` into ``value``)."""
-    return acc_add(em, acc, mul(em, load(em, cm[k, i], M_COEFF), x, M_TERM), M_VALUE)
-
-
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _dmo_term(eg, acc, cg, k, i, x, v):
-    """``acc + cg[k, i] x``: one term of a gradient component or Laplacian of MO k."""
-    return acc_add(eg, acc, mul(eg, load(eg, cg[k, i], G_COEFF), x, G_TERM), v)
-
-
 @njit
-def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom, out_v,
-               out_d):
+def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom, vbuf, dbuf,
+               out_v, out_d):
     """MO values (and gradients, Laplacians) at one point from its active AOs: ``cm``
-    (n_mo, n_cart) words of ``orbitals.coeff``, ``cg`` of ``derivatives.coeff``.
+    (n_cart, n_mo) words of ``orbitals.coeff`` (the transposed MO coefficients, so that a
+    row holds every MO's coefficient of one AO), ``cg`` of ``derivatives.coeff``.
 
-    Four MOs at a time share the loop over AOs (four independent sums instead of one
-    serial chain; each MO's terms are still added in AO order, and stochastic rounding
-    draws by element and variable, so the words are those of one MO at a time); the three
-    gradient components and the Laplacian of an MO likewise share one loop."""
+    The seed's streaming order: per active AO, one multiply-add into the accumulator of
+    every MO (``vbuf``, and ``dbuf`` for the three gradient components and the Laplacian of
+    each MO, :func:`~fixedqmc.numerics.kernel.acc_array`).  The loop over MOs vectorises in
+    float kernels; each MO's terms are added in AO order (fixed point: the same exact sums
+    and, since stochastic rounding draws by element and variable, the same words in any
+    order)."""
     for t in range(n_active):
         i = active[t]
         aom[t] = store(em, convert(em, load(ea, ao[i], C_AO), ea, M_AO))
@@ -233,42 +225,33 @@ def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom,
             for c in range(3):
                 daom[t, c] = store(eg, convert(eg, load(ea, dao[i, c], C_GRAD), ea, G_DAO))
             daom[t, 3] = store(eg, convert(eg, load(ea, dao[i, 3], C_LAP), ea, G_DAO))
-    n_mo = cm.shape[0]
-    n4 = n_mo - n_mo % 4
-    for k in range(0, n4, 4):
-        a0, a1 = acc_zero(em, M_VALUE), acc_zero(em, M_VALUE)
-        a2, a3 = acc_zero(em, M_VALUE), acc_zero(em, M_VALUE)
-        for t in range(n_active):
-            i = active[t]
-            x = load(em, aom[t], M_AO)
-            a0 = _mo_term(em, a0, cm, k, i, x)
-            a1 = _mo_term(em, a1, cm, k + 1, i, x)
-            a2 = _mo_term(em, a2, cm, k + 2, i, x)
-            a3 = _mo_term(em, a3, cm, k + 3, i, x)
-        out_v[k] = store(em, acc_value(em, a0, M_VALUE))
-        out_v[k + 1] = store(em, acc_value(em, a1, M_VALUE))
-        out_v[k + 2] = store(em, acc_value(em, a2, M_VALUE))
-        out_v[k + 3] = store(em, acc_value(em, a3, M_VALUE))
-    for k in range(n4, n_mo):
-        a0 = acc_zero(em, M_VALUE)
-        for t in range(n_active):
-            a0 = _mo_term(em, a0, cm, k, active[t], load(em, aom[t], M_AO))
-        out_v[k] = store(em, acc_value(em, a0, M_VALUE))
+    n_mo = cm.shape[1]
+    acc_array_clear(em, vbuf)
+    for t in range(n_active):
+        row = cm[active[t]]
+        x = load(em, aom[t], M_AO)
+        for k in range(n_mo):
+            acc_array_add(em, vbuf, k, mul(em, load(em, row[k], M_COEFF), x, M_TERM), M_VALUE)
+    for k in range(n_mo):
+        out_v[k] = store(em, acc_array_value(em, vbuf, k, M_VALUE))
     if not derivs:
         return
+    acc_array_clear(eg, dbuf)
+    for t in range(n_active):
+        row = cg[active[t]]
+        x0, x1 = load(eg, daom[t, 0], G_DAO), load(eg, daom[t, 1], G_DAO)
+        x2, x3 = load(eg, daom[t, 2], G_DAO), load(eg, daom[t, 3], G_DAO)
+        for k in range(n_mo):
+            c = load(eg, row[k], G_COEFF)
+            acc_array_add(eg, dbuf, k, mul(eg, c, x0, G_TERM), G_GRAD)
+            acc_array_add(eg, dbuf, n_mo + k, mul(eg, c, x1, G_TERM), G_GRAD)
+            acc_array_add(eg, dbuf, 2 * n_mo + k, mul(eg, c, x2, G_TERM), G_GRAD)
+            acc_array_add(eg, dbuf, 3 * n_mo + k, mul(eg, c, x3, G_TERM), G_LAP)
     for k in range(n_mo):
-        g0, g1 = acc_zero(eg, G_GRAD), acc_zero(eg, G_GRAD)
-        g2, lp = acc_zero(eg, G_GRAD), acc_zero(eg, G_LAP)
-        for t in range(n_active):
-            i = active[t]
-            g0 = _dmo_term(eg, g0, cg, k, i, load(eg, daom[t, 0], G_DAO), G_GRAD)
-            g1 = _dmo_term(eg, g1, cg, k, i, load(eg, daom[t, 1], G_DAO), G_GRAD)
-            g2 = _dmo_term(eg, g2, cg, k, i, load(eg, daom[t, 2], G_DAO), G_GRAD)
-            lp = _dmo_term(eg, lp, cg, k, i, load(eg, daom[t, 3], G_DAO), G_LAP)
-        out_d[k, 0] = store(eg, acc_value(eg, g0, G_GRAD))
-        out_d[k, 1] = store(eg, acc_value(eg, g1, G_GRAD))
-        out_d[k, 2] = store(eg, acc_value(eg, g2, G_GRAD))
-        out_d[k, 3] = store(eg, acc_value(eg, lp, G_LAP))
+        out_d[k, 0] = store(eg, acc_array_value(eg, dbuf, k, G_GRAD))
+        out_d[k, 1] = store(eg, acc_array_value(eg, dbuf, n_mo + k, G_GRAD))
+        out_d[k, 2] = store(eg, acc_array_value(eg, dbuf, 2 * n_mo + k, G_GRAD))
+        out_d[k, 3] = store(eg, acc_array_value(eg, dbuf, 3 * n_mo + k, G_LAP))
 
 
 @njit
@@ -278,11 +261,13 @@ def _orbital_chunk(cd, cx, ca, cm_ctx, cg_ctx, k, derivs, pf, pt, basis, cm, cg,
     em0, eg0 = chunk(cm_ctx, k), chunk(cg_ctx, k)
     ao, dao, aom, daom, active = scratch
     lo, hi = chunk_bounds(cd, pf.shape[0], k)
+    vbuf = acc_array(at(em0, lo), cm.shape[1], M_VALUE)
+    dbuf = acc_array(at(eg0, lo), 4 * cm.shape[1] if derivs else 0, G_GRAD)
     for p in range(lo, hi):
         ed, ex, ea, em, eg = at(ed0, p), at(ex0, p), at(ea0, p), at(em0, p), at(eg0, p)
         n = _point_aos(ed, ex, ea, derivs, pf[p], pt[p], basis, ao[k], dao[k], active[k])
         _point_mos(ea, em, eg, derivs, n, active[k], ao[k], dao[k], cm, cg, aom[k], daom[k],
-                   out_v[p], out_d[p])
+                   vbuf, dbuf, out_v[p], out_d[p])
 
 
 @njit(parallel=True, cache=True)
@@ -294,11 +279,11 @@ def orbital_kernel(cd, cx, ca, cm_ctx, cg_ctx, derivs, pf, pt, basis, cm, cg, sc
     and derivatives kernels (separate arguments: numba's parallel loops take no nested
     tuples of arrays); ``pf``
     (n_p, 3) float64 points (bohr; screening), ``pt`` the same as ``distance.x`` words;
-    ``basis`` the tuple of :meth:`OrbitalKernels.basis_args`; ``cm``/``cg`` (n_mo, n_cart)
-    MO coefficients as ``orbitals.coeff``/``derivatives.coeff`` words; ``scratch`` per
-    chunk (:meth:`OrbitalKernels.scratch`).  Writes ``out_v`` (n_p, n_mo) ``orbitals.value``
-    words and, if ``derivs``, ``out_d`` (n_p, n_mo, 4) gradient components and Laplacian
-    (``derivatives.grad``/``lap``)."""
+    ``basis`` the tuple of :meth:`OrbitalKernels.basis_args`; ``cm``/``cg`` (n_cart, n_mo)
+    the transposed MO coefficients as ``orbitals.coeff``/``derivatives.coeff`` words;
+    ``scratch`` per chunk (:meth:`OrbitalKernels.scratch`).  Writes ``out_v`` (n_p, n_mo)
+    ``orbitals.value`` words and, if ``derivs``, ``out_d`` (n_p, n_mo, 4) gradient
+    components and Laplacian (``derivatives.grad``/``lap``)."""
     for k in prange(n_chunks(cd, pf.shape[0])):
         _orbital_chunk(cd, cx, ca, cm_ctx, cg_ctx, k, derivs, pf, pt, basis, cm, cg, scratch,
                        out_v, out_d)

@@ -77,6 +77,8 @@ class Molecule(SlaterJastrow):
         self.spread = float(spread)
         #: per spin, MO coefficients over cartesian AOs (n_mo, n_cart), C-contiguous
         self.mo = [np.ascontiguousarray((b.cart2sph @ c).T) for c in (mo_up, mo_down)]
+        #: the same transposed, (n_cart, n_mo): the orbital kernel streams one AO's row
+        self._mo_rows = [np.ascontiguousarray(m.T) for m in self.mo]
         self.jastrow_b = None if jastrow_b is None else float(jastrow_b)
         self.kernels = declared_kernels(b, self.mo, self.n, self.jastrow_b)
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
@@ -104,10 +106,10 @@ class Molecule(SlaterJastrow):
                    np.zeros((N_CHUNKS, n_cart), np.int64))
         out_v = np.zeros((P, n_mo), dm)
         out_d = np.zeros((P, n_mo if derivs else 0, 4), dg)
+        rows = self._mo_rows[s]
         K.orbital_kernel(*ctxs, derivs, pts, ks.encode("distance", "x", pts, step),
-                         self._basis_args, ks.encode("orbitals", "coeff", self.mo[s], step),
-                         ks.encode("derivatives", "coeff", self.mo[s], step), scratch,
-                         out_v, out_d)
+                         self._basis_args, ks.encode("orbitals", "coeff", rows, step),
+                         ks.encode("derivatives", "coeff", rows, step), scratch, out_v, out_d)
         for k, ctx in zip(ORBITAL_KERNELS, ctxs):
             ks.report(k, ctx)
         vals = ks.decode("orbitals", "value", out_v)

@@ -56,7 +56,13 @@ def vectorising_compile():
 
     Uses attributes of numba's CPU code generator (``_opt_level``, ``_loopvect``, as set by
     ``NUMBA_OPT=max``, and its target machine ``_tm``); if a numba version lacks them the
-    block compiles as usual.  The block holds numba's global compiler lock, so a kernel
+    block compiles as usual.  The swapped target's features also enter numba's on-disk cache
+    key, so a kernel compiled here and the same kernel compiled outside (one round, not
+    vectorised) are cached apart: a cached ordinary compile (a test calling a kernel
+    directly, say) is never loaded in place of a vectorised one.  (Other settings that
+    change code but not the key still share entries: a float32 Jastrow kernel compiled once
+    under ``NUMBA_ENABLE_PROFILING`` was later loaded from the cache and ran 25-50x slower;
+    clear ``__pycache__`` after such runs.)  The block holds numba's global compiler lock, so a kernel
     compiled meanwhile in another thread never sees the swapped settings."""
     cg = _codegen()
     if not (hasattr(cg, "_opt_level") and hasattr(cg, "_loopvect")):
@@ -64,14 +70,19 @@ def vectorising_compile():
         return
     with global_compiler_lock:  # numba's own: no other thread compiles with these settings
         tm = _no_gather_target_machine(cg)
+        features = getattr(cg, "_tm_features", None)
         saved = cg._opt_level, cg._loopvect, cg._tm
         cg._opt_level, cg._loopvect = 3, True
         if tm is not None:
             cg._tm = tm
+            if features is not None:  # part of the on-disk cache key (``magic_tuple``)
+                cg._tm_features = ",".join(f for f in (features, "+prefer-no-gather") if f)
         try:
             yield
         finally:
             cg._opt_level, cg._loopvect, cg._tm = saved
+            if features is not None:
+                cg._tm_features = features
 
 
 def vectorised(dispatcher, *args):

@@ -980,8 +980,8 @@ _RUNTIME_BINS = {_uniform_core: _runtime_bin(_uniform_core, _uniform_f64),
 # do not depend on the order of the terms.
 acc_zero, acc_add, acc_value, acc_fits = map(_stub, ("acc_zero", "acc_add", "acc_value",
                                                      "acc_fits"))
-acc_array, acc_array_clear, acc_array_add, acc_array_value = map(
-    _stub, ("acc_array", "acc_array_clear", "acc_array_add", "acc_array_value"))
+acc_array, acc_array_clear, _acc_get, _acc_put = map(
+    _stub, ("acc_array", "acc_array_clear", "_acc_get", "_acc_put"))
 acc_zero.__doc__ = """``acc_zero(e, v)``: an empty accumulator for sums of variable ``v``."""
 acc_add.__doc__ = """``acc_add(e, acc, x, v)``: ``acc`` plus the value x rounded once into v's format
 (an overflow of that rounding is an event of v).  Float contexts add in the context's type
@@ -1000,10 +1000,6 @@ vectorises in float contexts, where a loop over terms into one scalar accumulato
 vectorise over the accumulators.  Each accumulator gets the same words as :func:`acc_zero`,
 :func:`acc_add` and :func:`acc_value` with the same terms (in fixed point, in any order)."""
 acc_array_clear.__doc__ = """``acc_array_clear(e, buf)``: empties every accumulator of ``buf``."""
-acc_array_add.__doc__ = """``acc_array_add(e, buf, k, x, v)``: adds the value x, rounded once into v's format,
-to accumulator k of ``buf`` (as :func:`acc_add`; float contexts add in order)."""
-acc_array_value.__doc__ = """``acc_array_value(e, buf, k, v)``: accumulator k's sum overflow-handled once into v's
-format, a value of v (as :func:`acc_value`)."""
 
 
 @intrinsic
@@ -1123,47 +1119,46 @@ def _acc_array_clear(e, buf):
     return lambda e, buf: _clear(buf)
 
 
-@njit(inline="always")
-def _limbs(buf, k):
-    return (buf[k, 0], buf[k, 1], buf[k, 2])
-
-
-@njit(inline="always")
-def _set_limbs(buf, k, w):
-    buf[k, 0], buf[k, 1], buf[k, 2] = w
-
-
-@overload(acc_array_add, prefer_literal=True, inline="always")
-def _acc_array_add(e, buf, k, x, v):
+@overload(_acc_get, inline="always")
+def _ol_acc_get(e, buf, k):
+    """Accumulator k of ``buf`` as the value :func:`acc_add` takes."""
     if not _is_fixed(e):
-        dt = e
-
-        def add_float(e, buf, k, x, v):
-            buf[k] = buf[k] + dt(x)
-        return add_float
+        return lambda e, buf, k: buf[k]
     if _is_quiet(e):
-        def add_quiet(e, buf, k, x, v):
-            a = acc_add(e, (buf[k, 0], buf[k, 1]), x, v)
-            buf[k, 0], buf[k, 1] = a
-        return add_quiet
+        return lambda e, buf, k: (buf[k, 0], buf[k, 1])
     if _is_runtime(e):
-        def add_runtime(e, buf, k, x, v):
-            a = acc_add(e, (_limbs(buf[0], k), buf[1][k]), x, v)
-            _set_limbs(buf[0], k, a[0])
-            buf[1][k] = a[1]
-        return add_runtime
-
-    def add_counted(e, buf, k, x, v):
-        _set_limbs(buf, k, acc_add(e, _limbs(buf, k), x, v))
-    return add_counted
+        return lambda e, buf, k: ((buf[0][k, 0], buf[0][k, 1], buf[0][k, 2]), buf[1][k])
+    return lambda e, buf, k: (buf[k, 0], buf[k, 1], buf[k, 2])
 
 
-@overload(acc_array_value, prefer_literal=True, inline="always")
-def _acc_array_value(e, buf, k, v):
+@overload(_acc_put, inline="always")
+def _ol_acc_put(e, buf, k, acc):
+    """Accumulator k of ``buf`` set to ``acc``."""
     if not _is_fixed(e):
-        return lambda e, buf, k, v: buf[k]
-    if _is_quiet(e):
-        return lambda e, buf, k, v: acc_value(e, (buf[k, 0], buf[k, 1]), v)
-    if _is_runtime(e):
-        return lambda e, buf, k, v: acc_value(e, (_limbs(buf[0], k), buf[1][k]), v)
-    return lambda e, buf, k, v: acc_value(e, _limbs(buf, k), v)
+        def put(e, buf, k, acc):
+            buf[k] = acc
+    elif _is_quiet(e):
+        def put(e, buf, k, acc):
+            buf[k, 0], buf[k, 1] = acc
+    elif _is_runtime(e):
+        def put(e, buf, k, acc):
+            buf[0][k, 0], buf[0][k, 1], buf[0][k, 2] = acc[0]
+            buf[1][k] = acc[1]
+    else:
+        def put(e, buf, k, acc):
+            buf[k, 0], buf[k, 1], buf[k, 2] = acc
+    return put
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def acc_array_add(e, buf, k, x, v):
+    """``acc_array_add(e, buf, k, x, v)``: adds the value x, rounded once into v's format, to
+    accumulator k of ``buf`` (as :func:`acc_add`)."""
+    _acc_put(e, buf, k, acc_add(e, _acc_get(e, buf, k), x, v))
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def acc_array_value(e, buf, k, v):
+    """``acc_array_value(e, buf, k, v)``: accumulator k's sum overflow-handled once into v's
+    format, a value of v (as :func:`acc_value`)."""
+    return acc_value(e, _acc_get(e, buf, k), v)

@@ -62,8 +62,8 @@ def vectorising_compile():
     directly, say) is never loaded in place of a vectorised one.  (Other settings that
     change code but not the key still share entries: a float32 Jastrow kernel compiled once
     under ``NUMBA_ENABLE_PROFILING`` was later loaded from the cache and ran 25-50x slower;
-    clear ``__pycache__`` after such runs.)  The block holds numba's global compiler lock, so a kernel
-    compiled meanwhile in another thread never sees the swapped settings."""
+    clear ``__pycache__`` after such runs.)  The block holds numba's global compiler lock,
+    so a kernel compiled meanwhile in another thread never sees the swapped settings."""
     cg = _codegen()
     if not (hasattr(cg, "_opt_level") and hasattr(cg, "_loopvect")):
         yield

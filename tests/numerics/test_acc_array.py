@@ -4,7 +4,7 @@ kind of context (float, fixed with formats compiled in or read at run time, quie
 
 import numpy as np
 import pytest
-from numba import njit, prange
+from numba import njit
 
 from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array,
                                       acc_array_add, acc_array_clear, acc_array_value,
@@ -44,10 +44,10 @@ def _array_walker(e, buf, c, xw, out, flags):
         flags[k] = events(e, s)
 
 
-@njit(parallel=True)
+@njit
 def scalar_sums(cv, c, x, out, flags, quietly):
     """``out[w, k] = sum_t c[t, k] x[w, t]``: one scalar accumulator per k, terms in t."""
-    for ch in prange(n_chunks(cv, x.shape[0])):
+    for ch in range(n_chunks(cv, x.shape[0])):
         c0 = chunk(cv, ch)
         lo, hi = chunk_bounds(cv, x.shape[0], ch)
         for w in range(lo, hi):
@@ -57,12 +57,12 @@ def scalar_sums(cv, c, x, out, flags, quietly):
                 _scalar_walker(at(c0, w), c, x[w], out[w], flags[w])
 
 
-@njit(parallel=True)
+@njit
 def array_sums(cv, c, x, out, flags, quietly):
     """The same sums as :func:`scalar_sums` with the accumulators in one buffer: the loop
     over k is innermost (an axpy per term), the buffer allocated once per chunk and cleared
     per walker."""
-    for ch in prange(n_chunks(cv, x.shape[0])):
+    for ch in range(n_chunks(cv, x.shape[0])):
         c0 = chunk(cv, ch)
         lo, hi = chunk_bounds(cv, x.shape[0], ch)
         buf = acc_array(at(c0, lo), c.shape[1], SUM)

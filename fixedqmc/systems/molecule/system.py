@@ -190,8 +190,12 @@ def _basis_args(b: GaussianBasis) -> tuple:
                         for s in range(len(b.shell_l))])
     cut = np.array([K.CUT / min_exp[atom_shell[a]:atom_shell[a + 1]].min()
                     if atom_shell[a + 1] > atom_shell[a] else -1.0 for a in range(b.n_atom)])
-    return (b.coords, atom_shell, b.shell_l, b.shell_prim, b.shell_ao, b.powers, b.exps,
-            b.coeffs, cut)
+    # each shell's primitives by ascending exponent: the kernel stops at the first one
+    # beyond the cut-off
+    order = np.concatenate([lo + np.argsort(b.exps[lo:hi], kind="stable") for lo, hi
+                            in zip(b.shell_prim[:-1], b.shell_prim[1:])])
+    return (b.coords, atom_shell, b.shell_l, b.shell_prim, b.shell_ao, b.powers,
+            b.exps[order], b.coeffs[order], cut)
 
 
 def declared_kernels(b: GaussianBasis, mo: list, n: tuple, jastrow_b: float | None = None

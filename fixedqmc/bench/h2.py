@@ -373,7 +373,7 @@ def run_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
     for n in lattices:
         if n >= 3:
             log(f"{n}x{n}x{n} lattice: RHF from the cache in {cache_dir}, or run now (about "
-                f"6-8 minutes for 4x4x4 on 2 cores, once)")
+                f"1-8 minutes for 4x4x4 on 2 cores, once)")
         mol, mf, scf_s = lattice_molecule(n, cache_dir)
         n_h2, n_e = n ** 3, mol.nelectron
         scf_info[n] = scf_s

@@ -64,7 +64,8 @@ def _fma(typingctx, a, b, c):
 
 _TAYLOR64 = tuple(1.0 / float(np.prod(np.arange(1, k + 1), dtype=np.float64))
                   for k in range(14))
-(_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13) = _TAYLOR64
+# degrees 0 and 1 (1 and r) are written out in the polynomial
+(_C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13) = _TAYLOR64[2:]
 _LN2_HI64 = 6.93147180369123816490e-01  # 32 significant bits: n * _LN2_HI64 exact
 _LN2_LO64 = 1.90821492927058770002e-10
 _INV_LN2 = 1.4426950408889634

@@ -90,6 +90,8 @@ from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
 from fixedqmc.systems.periodic.ewald import COST_RATIO, balanced_gamma, ewald_parameters
 from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 from fixedqmc.systems.periodic.pair_geometry import BINS
+from fixedqmc.systems.periodic import slab_kernels as SK
+from fixedqmc.systems.periodic.slab_evaluator import SlabEwaldEvaluator
 
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
 SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
@@ -242,17 +244,22 @@ def oracle_image(ref, d, image):
 
 
 # ---------------------------------------------------------------- ewald_real --
+def oracle_erfcx(ref, x, p, one, ta, tb, coef):
+    """The erfcx form at x (``den``, ``t``, ``u``, the Horner sum ``h``); constants floats."""
+    den = ref.r(ref.r(float(one), "one") + ref.r(ref.r(float(p), "p") * x, "px"), "den")
+    t = ref.recip(den, "t")
+    u = ref.r(ref.r(ref.r(float(ta), "ta") * t, "tat") + ref.r(float(tb), "tb"), "u")
+    h = ref.r(float(coef[-1]), "h")
+    for k in range(len(coef) - 2, -1, -1):
+        h = ref.r(ref.r(h * u, "hu") + ref.r(float(coef[k]), "coef"), "h")
+    return h
+
+
 def oracle_screened(ref, s, par, coef):
     """erfc(gamma r) / r (``phi``) at s = r**2 by the erfc form."""
     inv_r = ref.rsqrt(s, "inv_r")
     x = ref.r(ref.r(float(par[1]), "gamma") * ref.r(s * inv_r, "r"), "x")
-    den = ref.r(ref.r(float(par[3]), "one") + ref.r(ref.r(float(par[2]), "p") * x, "px"),
-                "den")
-    t = ref.recip(den, "t")
-    u = ref.r(ref.r(ref.r(float(par[4]), "ta") * t, "tat") + ref.r(float(par[5]), "tb"), "u")
-    h = ref.r(float(coef[-1]), "h")
-    for k in range(len(coef) - 2, -1, -1):
-        h = ref.r(ref.r(h * u, "hu") + ref.r(float(coef[k]), "coef"), "h")
+    h = oracle_erfcx(ref, x, par[2], par[3], par[4], par[5], coef)
     gauss = ref.exp(ref.r(ref.r(float(par[6]), "neg_g2") * s, "arg"), "gauss")
     return ref.r(ref.r(gauss * h, "erfc") * inv_r, "phi")
 
@@ -335,6 +342,159 @@ def test_ewald_real_is_bit_exact(spec, ranges, expect):
     assert got == ref.events, (got, ref.events)
     assert {f"ewald_real.{v}" for v in expect} <= set(ref.events), ref.events
     assert bool(ref.events) == bool(expect)
+
+
+# ------------------------------------------------------ slab: ewald_real, slab_recip --
+def slab_evaluator(spec, ranges, seed, gamma=None):
+    """A slab evaluator of 3 charges in the skewed 2D cell, heights in [-6, 6] bohr (gamma
+    |z| up to 15: erfcx arguments past x_max, pairs with a < gamma |z| and a >= gamma |z|),
+    and 2 walkers."""
+    cell = Cell(SKEWED_2D)
+    q = np.array([1.0, -1.0, 2.0])
+    params = ewald_parameters(cell, q, 1e-6, gamma=gamma)
+    ev = SlabEwaldEvaluator(cell, q, (-6.0, 6.0), params, spec, ranges=ranges, seed=seed)
+    rng = np.random.default_rng(9)
+    x = np.concatenate([rng.normal(scale=2.0, size=(2, 3, 2)),
+                        rng.uniform(-6.0, 6.0, size=(2, 3, 1))], axis=-1)
+    x[1, 2] = x[1, 0] + [0.3, -0.2, 0.25]  # a close pair
+    return ev, x
+
+
+@pytest.mark.parametrize("spec, ranges, expect", [
+    ("fixed:32", None, set()),
+    ("fixed:26:half_even:wrap", REAL_NARROW, {"phi", "sum", "inv_r"})])
+def test_ewald_real_with_heights_is_bit_exact(spec, ranges, expect):
+    seed, step = 13, 2
+    # a small gamma (long cut-off) and heights in [-1.5, 1.5]: many images of pairs at
+    # different heights inside the cut-off
+    ev, x = slab_evaluator(spec, {"ewald_real": ranges or {}}, seed,
+                           balanced_gamma(Cell(SKEWED_2D), 3) / COST_RATIO ** (1 / 6))
+    x[..., 2] *= 0.25
+    ks, kp = ev.ks, ev.ks["ewald_real"]
+    fb = ev.fractional(x)
+    fw = ks.encode("ewald_real", "frac", fb, step)
+    cv = ks.context("ewald_real", step)
+    out = np.zeros(2, np.int64)
+    K.real_kernel(cv, fw, fb, ev._lat, ev._img, ev._cand, ev._ncand, ev.charges, ev._par,
+                  ev._coef, out)
+    got = reported("ewald_real", ks.report("ewald_real", cv))
+
+    ref = Ref(kp, step_seed(seed, step))
+    frac = words(kp, "frac", fw)
+    img = ev._img.T.tolist()
+    cand = [list(ev._cand[b, :ev._ncand[b]]) for b in range(len(ev._ncand))]
+    for w in range(2):
+        ref.p = w
+        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), img,
+                                         cand, ev.charges, ev._par, F.COEFFICIENTS.tolist())
+        assert n_in > 2, n_in
+        assert R.value(int(out[w]), kp.format_of("sum")) == total, w
+    assert got == ref.events, (got, ref.events)
+    assert {f"ewald_real.{v}" for v in expect} <= set(ref.events), ref.events
+    assert bool(ref.events) == bool(expect)
+
+
+def oracle_wide(ref, y, par, coef):
+    """erfcx of the wide form at ``x = min(y, x_max)``."""
+    x = ref.r(min(y, ref.r(float(par[2]), "xmax")), "x")
+    return oracle_erfcx(ref, x, par[3], par[4], par[5], par[6], coef)
+
+
+def oracle_factor(ref, tz, tz2, absz, sh, par, coef):
+    """F(G, z) (``f``) of one shell by the stable form; returns (f, a < gamma |z|)."""
+    a = ref.r(float(sh[0]), "a")
+    amt = ref.r(a - tz, "amt")
+    h1 = oracle_wide(ref, ref.r(a + tz, "apt"), par, coef)
+    h2 = oracle_wide(ref, ref.r(abs(amt), "absd"), par, coef)
+    below = amt < ref.r(0.0, "amt")
+    hs = ref.r(h1 - h2 if below else h1 + h2, "hs")
+    damp = ref.exp(ref.r(ref.r(float(sh[1]), "neg_a2") - tz2, "darg"), "damp")
+    f = ref.r(damp * hs, "f")
+    if below:
+        eg = ref.exp(ref.r(ref.r(float(sh[2]), "neg_g") * absz, "garg"), "eg")
+        f = ref.r(f + ref.r(ref.r(float(par[7]), "two") * eg, "eg2"), "f")
+    return f, below
+
+
+def oracle_height(ref, tz, tz2, absz, par, coef):
+    """h(z) - h(0) (``hz``) of one pair."""
+    gz = ref.exp(ref.r(ref.r(0.0, "tz2") - tz2, "narg"), "gz")
+    one = ref.r(float(par[4]), "one")
+    erfz = ref.r(one - ref.r(gz * oracle_wide(ref, tz, par, coef), "erfcz"), "erfz")
+    hg = ref.r(ref.r(float(par[8]), "c0") * ref.r(gz - ref.r(float(par[4]), "one"), "gm1"),
+               "hg")
+    return ref.r(ref.r(absz * erfz, "zerf") + hg, "hz")
+
+
+def oracle_slab_walker(ref, frac, gint, start, shell, q, par, coef, nmax):
+    """(sum, height, {a < gamma |z|: count}) of one walker: frac (N, 3) Fractions."""
+    n = len(q)
+    bufs = [[oracle_powers(ref, frac[j][k], nmax) for k in range(2)] for j in range(n)]
+    z = [[oracle_times(ref, bufs[j][0][g[0]], bufs[j][1][g[1]]) for j in range(n)]
+         for g in gint]
+    lz, gamma = ref.r(float(par[0]), "lz"), ref.r(float(par[1]), "gamma")
+    terms, hterms, forms = [], [], {False: 0, True: 0}
+    for i in range(n):
+        for j in range(i + 1, n):
+            dz = ref.r(ref.r(frac[i][2] - frac[j][2], "dfz") * lz, "dz")
+            absz = ref.r(abs(dz), "absz")
+            tz = ref.r(gamma * absz, "tz")
+            tz2 = ref.r(tz * tz, "tz2")
+            qq = ref.r(float(q[i] * q[j]), "qq")
+            fterms = []
+            for s in range(len(shell)):
+                f, below = oracle_factor(ref, tz, tz2, absz, shell[s], par, coef)
+                forms[below] += 1
+                cc = [ref.r(ref.r(z[g][i][0] * z[g][j][0], "cp")
+                            + ref.r(z[g][i][1] * z[g][j][1], "cp"), "cc")
+                      for g in range(start[s], start[s + 1])]
+                fw = ref.r(ref.r(float(shell[s][3]), "wg") * f, "fw")
+                fterms.append(ref.r(fw * ref.acc(cc, "csum"), "fterm"))
+            terms.append(ref.r(qq * ref.acc(fterms, "pair"), "term"))
+            hterms.append(ref.r(qq * oracle_height(ref, tz, tz2, absz, par, coef), "hterm"))
+    height = ref.r(ref.r(float(par[9]), "neg_w0") * ref.acc(hterms, "hsum"), "height")
+    return ref.acc(terms, "sum"), height, forms
+
+
+#: Too narrow on purpose: the pair sums, the height sum and the largest F overflow.
+SLAB_NARROW = {"f": (-1.0, 1.0), "pair": (-0.05, 0.05), "sum": (-0.05, 0.05),
+               "hsum": (-1.0, 1.0)}
+
+
+@pytest.mark.parametrize("spec, ranges", [
+    ("fixed:32", None),
+    ("fixed:24:half_even:wrap", SLAB_NARROW),
+    ("fixed:30:stochastic:saturate", SLAB_NARROW)])
+def test_slab_recip_is_bit_exact(spec, ranges):
+    seed, step = 17, 4
+    ev, x = slab_evaluator(spec, {"slab_recip": ranges or {}}, seed)
+    ks, kp = ev.ks, ev.ks["slab_recip"]
+    n_s = 3  # the first three shells
+    start = np.ascontiguousarray(ev._start[:n_s + 1])
+    gint = np.ascontiguousarray(ev._sgint[:start[-1]])
+    shell = np.ascontiguousarray(ev._shell[:n_s])
+    nmax = int(np.abs(gint).max())
+    fw = ks.encode("slab_recip", "frac", ev.fractional(x), step)
+    cv = ks.context("slab_recip", step)
+    out = np.zeros((2, 2), np.int64)
+    SK.slab_recip_kernel(cv, fw, gint, start, shell, ev.charges, ev._spar, ev._scoef,
+                         np.int64(nmax), out)
+    got = reported("slab_recip", ks.report("slab_recip", cv))
+
+    ref = Ref(kp, step_seed(seed, step))
+    frac = words(kp, "frac", fw)
+    forms = {False: 0, True: 0}
+    for w in range(2):
+        ref.p = w
+        total, height, f = oracle_slab_walker(ref, frac[w], gint.tolist(), start.tolist(),
+                                              shell.tolist(), ev.charges, ev._spar,
+                                              ev._scoef.tolist(), nmax)
+        forms = {k: forms[k] + f[k] for k in forms}
+        assert R.value(int(out[w, 0]), kp.format_of("sum")) == total, w
+        assert R.value(int(out[w, 1]), kp.format_of("height")) == height, w
+    assert forms[False] > 0 and forms[True] > 0, forms  # both forms of F
+    assert got == ref.events, (got, ref.events)
+    assert bool(ref.events) == bool(ranges), ref.events
 
 
 # ----------------------------------------------------------------- jastrow_u --

@@ -4,9 +4,12 @@ its one-source kernels at any precision.
 * :mod:`~fixedqmc.systems.periodic.cell`: :class:`Cell`, lattices, the HEG cell;
 * :mod:`~fixedqmc.systems.periodic.ewald`: parameters (gamma, cut-offs) and the float64
   reference Ewald energy, its parts and single-particle moves;
-* :mod:`~fixedqmc.systems.periodic.erfc_form`: the fixed-point form of ``erfc(x)``;
+* :mod:`~fixedqmc.systems.periodic.erfc_form`: the fixed-point forms of ``erfcx(x)``;
 * :mod:`~fixedqmc.systems.periodic.kernels`, :mod:`~fixedqmc.systems.periodic.evaluator`:
   the ``ewald_real`` and ``ewald_recip`` kernels and their host driver;
+* :mod:`~fixedqmc.systems.periodic.ewald_slab`, :mod:`~fixedqmc.systems.periodic.slab_kernels`,
+  :mod:`~fixedqmc.systems.periodic.slab_evaluator`: charges off the plane of a 2D cell
+  (Eq. 5-6 with heights), the float64 reference and the kernels at any precision;
 * :mod:`~fixedqmc.systems.periodic.shells`, :mod:`~fixedqmc.systems.periodic.plane_waves`,
   :mod:`~fixedqmc.systems.periodic.sampling`, :mod:`~fixedqmc.systems.periodic.hartree_fock`,
   :mod:`~fixedqmc.systems.periodic.heg`, :mod:`~fixedqmc.systems.periodic.plugin`: the
@@ -31,8 +34,9 @@ from fixedqmc.systems.periodic.heg import ElectronGas
 from fixedqmc.systems.periodic.jastrow import JastrowParameters, jastrow_parameters
 from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 from fixedqmc.systems.periodic.shells import closed_shell_counts, occupied
+from fixedqmc.systems.periodic.slab_evaluator import SlabEwaldEvaluator
 
 __all__ = ["Cell", "heg_cell", "EwaldParameters", "EwaldParts", "ewald_energy",
            "ewald_parameters", "ElectronGas", "hartree_fock_energy", "madelung",
            "closed_shell_counts", "occupied", "JastrowParameters", "jastrow_parameters",
-           "JastrowEvaluator", "slab_ewald_energy"]
+           "JastrowEvaluator", "slab_ewald_energy", "SlabEwaldEvaluator"]

@@ -56,14 +56,17 @@ def lattice3(lattice: np.ndarray) -> np.ndarray:
     return out
 
 
-def declared_ranges(params: EwaldParameters, charges) -> dict:
-    """``{kernel: {variable: (lo, hi)}}``: ranges of every kernel variable (used to size
-    width-only fixed formats ``fixed:W``; a range profile may replace them)."""
+def real_ranges(params: EwaldParameters, charges, lat: np.ndarray | None = None,
+                height: float = 0.0) -> dict:
+    """``{variable: (lo, hi)}`` of the ``ewald_real`` kernel: ``lat`` the (3, 3) lattice the
+    kernel reads (default :func:`lattice3` of the reduced cell), ``height`` the largest
+    height difference of two charges off a 2D plane (bohr; 0 in 3D and in the plane)."""
     cell, q = params.cell, np.asarray(charges, np.float64)
-    lat = lattice3(cell.reduced)
-    rho = cell.reduced_radius
+    lat = lattice3(cell.reduced) if lat is None else lat
+    rho = max(cell.reduced_radius, height)
     img_max = float(np.abs(params.images).max())
-    de_max = rho + float(np.linalg.norm(params.images, axis=1).max())
+    de_max = max(cell.reduced_radius + float(np.linalg.norm(params.images, axis=1).max()),
+                 height)
     qmax, qabs = float(np.abs(q).max()), float(np.abs(q).sum())
     g = params.gamma
     if cell.dim == 3:
@@ -74,7 +77,7 @@ def declared_ranges(params: EwaldParameters, charges) -> dict:
         mean = 2 * math.sqrt(math.pi) / (cell.volume * g)
     coef_abs = float(np.abs(F.COEFFICIENTS).sum())
     x_max = g * params.real_cutoff
-    real = {
+    return {
         "frac": (0, 1), "dfrac": (-1, 1), "nint": (-1, 1), "dred": (-0.5, 0.5),
         "lattice": _sym(np.abs(lat).max()), "dterm": _sym(0.5 * np.abs(lat).max()),
         "d": _sym(rho), "image": _sym(img_max), "de": _sym(de_max), "de2": (0, de_max ** 2),
@@ -87,6 +90,13 @@ def declared_ranges(params: EwaldParameters, charges) -> dict:
         "arg": (-x_max ** 2, 0), "gauss": (0, 1), "erfc": (0, 1), "phi": (0, 1 / R_MIN),
         "qq": _sym(qmax ** 2), "term": _sym(qmax ** 2 / R_MIN),
         "sum": _sym(qabs ** 2 * (mean + 10 / a))}
+
+
+def declared_ranges(params: EwaldParameters, charges) -> dict:
+    """``{kernel: {variable: (lo, hi)}}``: ranges of every kernel variable (used to size
+    width-only fixed formats ``fixed:W``; a range profile may replace them)."""
+    q = np.asarray(charges, np.float64)
+    qmax, qabs = float(np.abs(q).max()), float(np.abs(q).sum())
     wmax = float(params.weights.max())
     recip = {
         "frac": (0, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1),
@@ -94,15 +104,20 @@ def declared_ranges(params: EwaldParameters, charges) -> dict:
         "qsin": _sym(qmax), "sre": _sym(qabs), "sim": _sym(qabs), "sq": (0, qabs ** 2),
         "mag": (0, qabs ** 2), "weight": (0, wmax), "wterm": (0, wmax * qabs ** 2),
         "sum": (0, float(params.weights.sum()) * qabs ** 2)}
-    return {"ewald_real": real, "ewald_recip": recip}
+    return {"ewald_real": real_ranges(params, q), "ewald_recip": recip}
+
+
+def kernel_specs(ranges: dict, variables: dict) -> dict:
+    """``{name: KernelSpec}`` of kernels with ``variables`` ``{name: ((variable, doc),
+    ...)}`` and ``ranges`` ``{name: {variable: (lo, hi)}}``."""
+    return {k: KernelSpec(k, tuple(Variable(v, *ranges[k][v], doc) for v, doc in variables[k]))
+            for k in variables}
 
 
 def declared_kernels(params: EwaldParameters, charges) -> dict:
     """``{name: KernelSpec}`` of the two Ewald kernels with their declared ranges."""
-    ranges = declared_ranges(params, charges)
-    variables = {"ewald_real": K.REAL_VARIABLES, "ewald_recip": K.RECIP_VARIABLES}
-    return {k: KernelSpec(k, tuple(Variable(v, *ranges[k][v], doc) for v, doc in variables[k]))
-            for k in KERNELS}
+    return kernel_specs(declared_ranges(params, charges),
+                        {"ewald_real": K.REAL_VARIABLES, "ewald_recip": K.RECIP_VARIABLES})
 
 
 class EwaldEvaluator:
@@ -126,13 +141,14 @@ class EwaldEvaluator:
                 f"gamma * real_cutoff = {self.params.gamma * self.params.real_cutoff:.4g} "
                 f"exceeds {F.X_MAX}, the range of the kernels' erfc form; lower real_cutoff "
                 "or the accuracy")
-        self.kernels = declared_kernels(self.params, self.charges)
+        self._lat = self._lattice()
+        self.kernels = self._declare()
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
                             runtime=not specialise)
         self.log = self.ks.log
-        self._lat = lattice3(cell.reduced)
         self._img = np.ascontiguousarray(pad3(self.params.images).T)  # (3, n_R)
-        self._cand, self._ncand = image_candidates(self._lat, pad3(self.params.images),
+        self._cand, self._ncand = image_candidates(lattice3(cell.reduced),
+                                                   pad3(self.params.images),
                                                    self.params.real_cutoff)
         self._gint = pad3(self.params.gints).astype(np.int64)
         self._nmax = int(np.abs(self._gint).max(initial=0))
@@ -142,6 +158,14 @@ class EwaldEvaluator:
                               -p.gamma ** 2])
         self._coef = np.ascontiguousarray(F.COEFFICIENTS)
         self.constants = constant_parts(p, self.charges)
+
+    def _lattice(self) -> np.ndarray:
+        """The (3, 3) lattice the real-space kernel reads."""
+        return lattice3(self.cell.reduced)
+
+    def _declare(self) -> dict:
+        """``{name: KernelSpec}`` of the evaluator's kernels."""
+        return declared_kernels(self.params, self.charges)
 
     def fractional(self, positions) -> np.ndarray:
         """Reduced fractional coordinates in [0, 1), (n_w, N, 3) (2D: third column 0)."""

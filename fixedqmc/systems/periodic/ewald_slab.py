@@ -1,5 +1,6 @@
 """Ewald summation of point charges off the plane of a 2D-periodic cell (a slab): the
-float64 reference.
+float64 reference (the kernels at any precision:
+:class:`~fixedqmc.systems.periodic.slab_evaluator.SlabEwaldEvaluator`).
 
 Seed 000, Sec. 2.2, Eq. 5-6 with the height ``z`` that :mod:`~fixedqmc.systems.periodic.ewald`
 sets to zero.  A 2D :class:`~fixedqmc.systems.periodic.cell.Cell` (lattice rows in the

@@ -47,8 +47,8 @@ from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, less, load, mul, n_chunks, store)
-from fixedqmc.numerics.kernel_ops import exp, recip, rsqrt
-from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS
+from fixedqmc.numerics.kernel_ops import exp, rsqrt
+from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS, make_erfcx
 from fixedqmc.systems.periodic.pair_geometry import (BINS, PAIR_VARIABLES, bin_of,
                                                      displacement, to_image)
 from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, all_powers, times
@@ -107,17 +107,15 @@ N_COEF = len(COEFFICIENTS)
 
 
 # ------------------------------------------------------------------ real space --
+_erfcx = make_erfcx(N_COEF, PP, PX, ONE, DEN, T, TA, TAT, TB, U, COEF, HU, H)
+
+
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
 def _screened(e, s, par, coef):
     """``erfc(gamma r) / r`` at ``s = r**2`` (``phi``) by the erfc form."""
     inv_r = rsqrt(e, s, INV_R)
     x = mul(e, const(e, par[1], GAMMA), mul(e, s, inv_r, R), X)
-    den = add(e, const(e, par[3], ONE), mul(e, const(e, par[2], PP), x, PX), DEN)
-    t = recip(e, den, T)
-    u = add(e, mul(e, const(e, par[4], TA), t, TAT), const(e, par[5], TB), U)
-    h = const(e, coef[N_COEF - 1], H)
-    for k in range(N_COEF - 2, -1, -1):  # a constant count: unrolled, so the term loop vectorises
-        h = add(e, mul(e, h, u, HU), const(e, coef[k], COEF), H)
+    h = _erfcx(e, x, par[2], par[3], par[4], par[5], coef)
     gauss = exp(e, mul(e, const(e, par[6], NEG_G2), s, ARG), GAUSS)
     return mul(e, mul(e, gauss, h, ERFC), inv_r, PHI)
 

@@ -401,19 +401,20 @@ def oracle_wide(ref, y, par, coef):
 
 
 def oracle_factor(ref, tz, tz2, absz, sh, par, coef):
-    """F(G, z) (``f``) of one shell by the stable form; returns (f, a < gamma |z|)."""
+    """F(G, z) (``f``) of one shell by the stable form, without a branch as the kernel
+    (both sums ``hs`` and the ``eg2`` term formed, so their events count); returns (f, a <
+    gamma |z|)."""
     a = ref.r(float(sh[0]), "a")
     amt = ref.r(a - tz, "amt")
     h1 = oracle_wide(ref, ref.r(a + tz, "apt"), par, coef)
     h2 = oracle_wide(ref, ref.r(abs(amt), "absd"), par, coef)
     below = amt < ref.r(0.0, "amt")
-    hs = ref.r(h1 - h2 if below else h1 + h2, "hs")
+    hs = [ref.r(h1 - h2, "hs"), ref.r(h1 + h2, "hs")]  # both formed, one selected
     damp = ref.exp(ref.r(ref.r(float(sh[1]), "neg_a2") - tz2, "darg"), "damp")
-    f = ref.r(damp * hs, "f")
-    if below:
-        eg = ref.exp(ref.r(ref.r(float(sh[2]), "neg_g") * absz, "garg"), "eg")
-        f = ref.r(f + ref.r(ref.r(float(par[7]), "two") * eg, "eg2"), "f")
-    return f, below
+    f = ref.r(damp * hs[0 if below else 1], "f")
+    eg = ref.exp(ref.r(ref.r(float(sh[2]), "neg_g") * absz, "garg"), "eg")
+    f_eg = ref.r(f + ref.r(ref.r(float(par[7]), "two") * eg, "eg2"), "f")
+    return (f_eg if below else f), below
 
 
 def oracle_height(ref, tz, tz2, absz, par, coef):
@@ -477,8 +478,8 @@ def test_slab_recip_is_bit_exact(spec, ranges):
     fw = ks.encode("slab_recip", "frac", ev.fractional(x), step)
     cv = ks.context("slab_recip", step)
     out = np.zeros((2, 2), np.int64)
-    SK.slab_recip_kernel(cv, fw, gint, start, shell, ev.charges, ev._spar, ev._scoef,
-                         np.int64(nmax), out)
+    SK.slab_recip_kernel(cv, fw, ev._pairs, gint, start, shell, ev.charges, ev._spar,
+                         ev._scoef, np.int64(nmax), out)
     got = reported("slab_recip", ks.report("slab_recip", cv))
 
     ref = Ref(kp, step_seed(seed, step))

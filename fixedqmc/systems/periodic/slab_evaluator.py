@@ -101,6 +101,7 @@ class SlabEwaldEvaluator(EwaldEvaluator):
                                1 / (p.gamma * math.sqrt(math.pi)), -2 * np.pi / cell.volume])
         self._scoef = np.ascontiguousarray(WIDE_FORM.coefficients)
         self._self_recip = float(np.sum(p.weights)) * float(np.sum(self.charges ** 2))
+        self._pairs = np.ascontiguousarray(np.triu_indices(self.charges.size, 1), np.int64)
 
     def _lattice(self) -> np.ndarray:
         lat = lattice3(self.cell.reduced)
@@ -174,7 +175,8 @@ class SlabEwaldEvaluator(EwaldEvaluator):
         out = np.zeros((f.shape[0], 2), ks["slab_recip"].dtype)
         shell, q, par, coef = ks.constants("slab_recip", self._shell, self.charges,
                                            self._spar, self._scoef)
-        args = (cv, ks.encode("slab_recip", "frac", f, step), self._sgint, self._start,
+        args = (cv, ks.encode("slab_recip", "frac", f, step), self._pairs, self._sgint,
+                self._start,
                 shell, q, par, coef, np.int64(self._snmax), out)
         ks.launch(SK.slab_recip_kernel, args, "slab_recip")
         ks.report("slab_recip", cv)

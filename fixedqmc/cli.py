@@ -85,13 +85,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         return main_helium(tuple(args.atoms) if args.atoms else ATOMS, args.min_time)
     if args.what == "h2":
-        from fixedqmc.bench.h2 import DEFAULT_CACHE, LATTICES, MAX_SWEEPS, PRECISIONS, main_h2
+        from fixedqmc.bench.h2 import (DEFAULT_CACHE, LATTICES, MAX_SWEEPS, PRECISIONS,
+                                       ROUNDS, main_h2)
 
         walkers = 256 if args.walkers is None else args.walkers
         return main_h2(_int_list("--lattice", args.lattice) if args.lattice else LATTICES,
                        walkers, tuple(args.precisions or PRECISIONS), args.min_time,
                        args.sweeps or MAX_SWEEPS, args.scf_cache or DEFAULT_CACHE,
-                       not args.no_pyqmc, args.breakdown)
+                       not args.no_pyqmc, args.breakdown,
+                       ROUNDS if args.rounds is None else args.rounds)
     if args.what == "periodic":
         from fixedqmc.bench.periodic import CONFIGS, PRECISIONS, SIZES, main_periodic
 
@@ -334,6 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "54,128,250,512,1024)")
     bench.add_argument("--sweeps", type=int, default=None,
                        help="h2: at most this many timed sweeps per point (default 20)")
+    bench.add_argument("--rounds", type=int, default=None,
+                       help="h2: timed rounds (ours, then PyQMC); ratios are the median over "
+                       "the rounds (default 3)")
     bench.add_argument("--precisions", nargs="+", default=None, metavar="SPEC",
                        help="h2, periodic: our precision specs, space-separated (default float64 "
                        "float32 fixed:40; a kernel whose profiled range does not fit a "

@@ -32,6 +32,15 @@ is not timed.  ``evaluate`` is one full evaluation of every walker from its posi
 sweep is fitted to ``N**p`` in the number of electrons.  Figures are printed, never
 asserted.
 
+*Rounds.*  Every point is timed ``rounds`` times (default :data:`ROUNDS`), a round timing
+each of our precisions and then PyQMC, one after the other; each ratio is formed within a
+round and reported as the median over the rounds with its smallest and largest value.  On
+a shared 2-core host the speed of our two-thread kernels drifts by up to 1.6x over
+seconds while one thread stays steady (docs/benchmarks.md), so one round can put ours in
+a slow phase and PyQMC in a fast one; the spread shows how much that moved the ratio.
+(Interleaving the two codes move by move was tried: each code then ran after the other's
+thread pools and working set at every move, and ours became 10-20x slower.)
+
 Threads: numba's (``NUMBA_NUM_THREADS``, all cores by default) for our kernels; PySCF's
 OpenMP threads (AO evaluation) and NumPy's BLAS threads (all cores by default) for
 PyQMC.  Both are printed.
@@ -57,6 +66,8 @@ STEP = 0.5
 #: pyqmc.method.mc.vmc time step (bohr**2); its Gaussian spread is sqrt(TSTEP) = STEP
 TSTEP = STEP ** 2
 MAX_SWEEPS = 20
+#: timed rounds per point (module docstring)
+ROUNDS = 3
 #: untimed float64 sweeps from the starting positions before anything is timed or profiled
 EQUIL_SWEEPS = 5
 DEFAULT_CACHE = Path("~/.cache/fixedqmc/scf")
@@ -364,9 +375,10 @@ def sweep_breakdown(system, walkers, seed: int = SEED) -> pd.DataFrame:
 def run_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
            min_time: float = 2.0, max_sweeps: int = MAX_SWEEPS, cache_dir=DEFAULT_CACHE,
            pyqmc: bool = True, driver: bool = True, breakdown: bool = False,
-           log=lambda *a: print(*a, flush=True)) -> dict:
+           rounds: int = ROUNDS, log=lambda *a: print(*a, flush=True)) -> dict:
     """Every timing of the benchmark: ``{"rows": DataFrame, "checks": [...],
-    "breakdowns": {(lattice, precision): DataFrame}, "scf": {...}}``."""
+    "breakdowns": {(lattice, precision): DataFrame}, "scf": {...}}``; ``rows`` has a
+    ``round`` column (module docstring)."""
     rows, checks, breakdowns, scf_info = [], [], {}, {}
     version = pyqmc_available() if pyqmc else None
     spec_ok = can_specialise()
@@ -384,69 +396,88 @@ def run_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
         log(f"  {EQUIL_SWEEPS} untimed float64 sweeps from the starting positions: "
             f"{time.perf_counter() - t0:.1f} s")
         ranges = kernels = None
-        for requested in precisions:
-            fixed = "fixed" in requested
-            prec = requested
-            if fixed:
-                if ranges is None:
-                    ranges, kernels = fixed_ranges(mol, mf, pos)
-                prec, reasons = sized_spec(requested, kernels, ranges)
-                for why in reasons:
-                    log(f"  {requested}: {why}; that kernel runs in float64 ({prec})")
-            variants = [False] + ([True] if fixed and spec_ok else [])
-            for spec in variants:
-                sys_out: list = []
-                row = time_ours(mol, mf, pos, prec, ranges=ranges if fixed else None,
-                                specialise=spec, min_time=min_time, max_sweeps=max_sweeps,
-                                system_out=sys_out)
-                rows.append({"lattice": n, "H2": n_h2, "requested": requested, **row})
-                log(f"  fixedqmc {row['precision']}: {row['walker_sweeps_per_s']:.4g} "
-                    f"walker-sweeps/s ({row['sweeps']} sweeps)")
-                system, w, ev = sys_out[0]
-                if prec == "float64":
-                    checks.append({"lattice": n, "ours_ln_psi": ev.ln_psi,
-                                   "ours_local_energy": ev.local_energy})
-                if breakdown:
-                    breakdowns[(n, row["precision"])] = sweep_breakdown(system, w)
-        if version is not None:
-            chk: dict = {}
-            for row in time_pyqmc(mol, mf, pos, min_time=min_time, max_sweeps=max_sweeps,
-                                  driver=driver, check=chk):
-                rows.append({"lattice": n, "H2": n_h2, "requested": row["precision"], **row})
-                log(f"  pyqmc {row['precision']}: {row['walker_sweeps_per_s']:.4g} "
-                    f"walker-sweeps/s ({row['sweeps']} sweeps)")
-            for c in checks:
-                if c["lattice"] == n:
-                    c.update(pyqmc_ln_psi=chk["ln_psi"], pyqmc_local_energy=chk["local_energy"])
+        for rnd in range(rounds):
+            if rounds > 1:
+                log(f"  round {rnd + 1} of {rounds}")
+            for requested in precisions:
+                fixed = "fixed" in requested
+                prec = requested
+                if fixed:
+                    if ranges is None:
+                        ranges, kernels = fixed_ranges(mol, mf, pos)
+                    prec, reasons = sized_spec(requested, kernels, ranges)
+                    for why in reasons if rnd == 0 else ():
+                        log(f"  {requested}: {why}; that kernel runs in float64 ({prec})")
+                variants = [False] + ([True] if fixed and spec_ok else [])
+                for spec in variants:
+                    sys_out: list = []
+                    row = time_ours(mol, mf, pos, prec, ranges=ranges if fixed else None,
+                                    specialise=spec, min_time=min_time,
+                                    max_sweeps=max_sweeps, system_out=sys_out)
+                    rows.append({"lattice": n, "H2": n_h2, "round": rnd,
+                                 "requested": requested, **row})
+                    log(f"  fixedqmc {row['precision']}: {row['walker_sweeps_per_s']:.4g} "
+                        f"walker-sweeps/s ({row['sweeps']} sweeps)")
+                    system, w, ev = sys_out[0]
+                    if prec == "float64" and rnd == 0:
+                        checks.append({"lattice": n, "ours_ln_psi": ev.ln_psi,
+                                       "ours_local_energy": ev.local_energy})
+                    if breakdown and rnd == 0:
+                        breakdowns[(n, row["precision"])] = sweep_breakdown(system, w)
+            if version is not None:
+                chk: dict = {}
+                for row in time_pyqmc(mol, mf, pos, min_time=min_time, max_sweeps=max_sweeps,
+                                      driver=driver and rnd == 0, check=chk):
+                    rows.append({"lattice": n, "H2": n_h2, "round": rnd,
+                                 "requested": row["precision"], **row})
+                    log(f"  pyqmc {row['precision']}: {row['walker_sweeps_per_s']:.4g} "
+                        f"walker-sweeps/s ({row['sweeps']} sweeps)")
+                for c in checks:
+                    if c["lattice"] == n and rnd == 0:
+                        c.update(pyqmc_ln_psi=chk["ln_psi"],
+                                 pyqmc_local_energy=chk["local_energy"])
     return {"rows": pd.DataFrame(rows), "checks": checks, "breakdowns": breakdowns,
             "scf": scf_info, "pyqmc": version, "specialise": spec_ok}
 
 
-def ratios(df: pd.DataFrame) -> pd.DataFrame:
-    """Speed ratios (walker-sweeps/s) per lattice, measured in this run."""
+def _round_ratios(g: pd.DataFrame) -> list[dict]:
+    """The speed ratios (walker-sweeps/s) of one lattice and round."""
     out = []
-    for n, g in df.groupby("lattice", sort=True):
-        rate = dict(zip(g.code + " " + g.precision, g.walker_sweeps_per_s))
-        ev = dict(zip(g.code + " " + g.precision, g.evaluate_us_per_walker))
-        peer = rate.get("pyqmc float64 testvalue/updateinternals")
-        peer_ev = ev.get("pyqmc float64 testvalue/updateinternals")
-        f64 = rate.get("fixedqmc float64")
-        f64_ev = ev.get("fixedqmc float64")
-        for key, r in rate.items():
-            if not key.startswith("fixedqmc"):
-                continue
-            prec = key[len("fixedqmc "):]
-            if peer:
-                out.append({"lattice": n, "ratio": f"{prec} / PyQMC", "sweeps": r / peer,
-                            "evaluate": peer_ev / ev[key]})
-            if f64 and prec != "float64":
-                out.append({"lattice": n, "ratio": f"{prec} / float64", "sweeps": r / f64,
-                            "evaluate": f64_ev / ev[key]})
-        drv = rate.get("pyqmc float64 vmc() drift-diffusion")
-        if peer and drv:
-            out.append({"lattice": n, "ratio": "PyQMC vmc() / PyQMC Metropolis loop",
-                        "sweeps": drv / peer, "evaluate": np.nan})
-    return pd.DataFrame(out)
+    rate = dict(zip(g.code + " " + g.precision, g.walker_sweeps_per_s))
+    ev = dict(zip(g.code + " " + g.precision, g.evaluate_us_per_walker))
+    peer = rate.get("pyqmc float64 testvalue/updateinternals")
+    peer_ev = ev.get("pyqmc float64 testvalue/updateinternals")
+    f64 = rate.get("fixedqmc float64")
+    f64_ev = ev.get("fixedqmc float64")
+    for key, r in rate.items():
+        if not key.startswith("fixedqmc"):
+            continue
+        prec = key[len("fixedqmc "):]
+        if peer:
+            out.append({"ratio": f"{prec} / PyQMC", "sweeps": r / peer,
+                        "evaluate": peer_ev / ev[key]})
+        if f64 and prec != "float64":
+            out.append({"ratio": f"{prec} / float64", "sweeps": r / f64,
+                        "evaluate": f64_ev / ev[key]})
+    drv = rate.get("pyqmc float64 vmc() drift-diffusion")
+    if peer and drv:
+        out.append({"ratio": "PyQMC vmc() / PyQMC Metropolis loop", "sweeps": drv / peer,
+                    "evaluate": np.nan})
+    return out
+
+
+def ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """Speed ratios per lattice, each formed within a round (module docstring): the median
+    over the rounds (``sweeps``, ``evaluate``), the smallest and largest ``sweeps`` ratio
+    and the number of rounds."""
+    per_round = [{"lattice": n, **r} for (n, _), g in df.groupby(["lattice", "round"], sort=True)
+                 for r in _round_ratios(g)]
+    if not per_round:
+        return pd.DataFrame()
+    agg = pd.DataFrame(per_round).groupby(["lattice", "ratio"], sort=False)
+    return agg.agg(sweeps=("sweeps", "median"), sweeps_min=("sweeps", "min"),
+                   sweeps_max=("sweeps", "max"), evaluate=("evaluate", "median"),
+                   rounds=("sweeps", "size")).reset_index()
 
 
 def scaling(df: pd.DataFrame) -> list[tuple[str, float, int, int]]:
@@ -466,12 +497,13 @@ def scaling(df: pd.DataFrame) -> list[tuple[str, float, int, int]]:
 
 def main_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
             min_time: float = 2.0, max_sweeps: int = MAX_SWEEPS, cache_dir=DEFAULT_CACHE,
-            pyqmc: bool = True, breakdown: bool = False) -> int:
+            pyqmc: bool = True, breakdown: bool = False, rounds: int = ROUNDS) -> int:
     from fixedqmc.input_checks import check_int, check_positive
     from fixedqmc.numerics.policy import parse_precision
 
     check_int("--walkers", walkers)
     check_int("--sweeps", max_sweeps)
+    check_int("--rounds", rounds)
     check_positive("--min-time", min_time)
     for n in lattices:
         check_int("--lattice", n)
@@ -498,7 +530,7 @@ def main_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
     else:
         print(f"PyQMC {version}: same Mole, orbitals, walkers, step and acceptance rule")
     res = run_h2(lattices, walkers, precisions, min_time, max_sweeps, cache_dir, pyqmc,
-                 breakdown=breakdown)
+                 breakdown=breakdown, rounds=rounds)
     df = res["rows"]
     if not res["specialise"] and any("fixed" in p for p in precisions):
         print("fixed point: run-time formats only (Molecule has no specialise option yet, so "
@@ -512,7 +544,7 @@ def main_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
                   f"float64, ours vs PyQMC): max |d ln psi| = {d_psi:.2g}, max |d E_L| / "
                   f"max(1, |E_L|) = {d_e.max():.2g} (median {np.median(d_e):.2g}; walkers "
                   f"near a node amplify rounding)")
-    cols = ["H2", "electrons", "code", "precision", "sweeps", "s_per_sweep",
+    cols = ["H2", "electrons", "round", "code", "precision", "sweeps", "s_per_sweep",
             "walker_sweeps_per_s", "moves_per_s", "acceptance", "evaluate_us_per_walker"]
     with pd.option_context("display.width", 220, "display.max_columns", 20,
                            "display.float_format", "{:.4g}".format):
@@ -521,7 +553,9 @@ def main_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
         print(df[cols].to_string(index=False))
         r = ratios(df)
         if len(r):
-            print("\nratios measured in this run (speed: > 1 means the first is faster)")
+            print("\nratios measured in this run (speed: > 1 means the first is faster; each "
+                  "formed within a round, the median over the rounds, with the smallest and "
+                  "largest sweeps ratio)")
             print(r.to_string(index=False))
         for (n, prec), b in res["breakdowns"].items():
             print(f"\nwhere one sweep goes, fixedqmc {prec}, {n}x{n}x{n} lattice")

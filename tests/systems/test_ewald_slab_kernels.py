@@ -95,6 +95,31 @@ def test_energy_independent_of_gamma_and_of_a_rigid_shift():
     assert np.max(np.abs(totals[0] - totals[1])) < 1e-12 * scale
 
 
+@pytest.mark.parametrize("height", [0.0, 2.0, 12.0])
+def test_profiled_values_stay_within_the_declared_ranges(height):
+    """A float64 range profile of both kernels (every value each variable held, the branch
+    of F that is formed and not selected included) inside the declared ranges that size
+    the fixed formats, up to rounding (erfcx(0) of the form is 1 + 3e-15; a range of 1
+    gets a format that holds 1 and more)."""
+    rng = np.random.default_rng(7)
+    cell = Cell(SKEWED_2D)
+    q = np.array([1.0, -1.0, 2.0, -0.5, 1.5])
+    x = _positions(rng, 20, 5, height)
+    ev = SlabEwaldEvaluator(cell, q, (-height, height), ewald_parameters(cell, q, 1e-12))
+    ks = ev.ks.profiling()
+    ev.real(x, ks=ks)
+    ev.recip(x, ks=ks)
+    for name in ("ewald_real", "slab_recip"):
+        stats = ks.stats(name)
+        assert len(stats) > 20
+        for v in ev.kernels[name].variables:
+            if v.name in stats:
+                lo, hi = stats[v.name][:2]
+                tol = 1e-12 * max(abs(v.lo), abs(v.hi), 1.0)
+                assert v.lo - tol <= lo and hi <= v.hi + tol, (name, v.name, (lo, hi),
+                                                               (v.lo, v.hi))
+
+
 def test_float32_kernels_compute_in_float32():
     rng = np.random.default_rng(5)
     cell = Cell(SKEWED_2D)

@@ -139,7 +139,8 @@ class SlabEwaldEvaluator(EwaldEvaluator):
             "tb": _sym(f.t_b), "u": (-1, 1), "coef": _sym(np.abs(f.coefficients).max()),
             "hu": _sym(coef_abs), "h": _sym(coef_abs), "hs": _sym(2 * coef_abs),
             "neg_a2": (-a_max ** 2, 0), "darg": (-(a_max ** 2 + tz * tz), 0), "damp": (0, 1),
-            "f": _sym(2 * coef_abs), "neg_g": (-g_max, 0), "garg": (-g_max * span, 0),
+            # f also holds f + eg2 where a >= tz (formed, then not selected): up to 4
+            "f": _sym(2 * coef_abs + 2), "neg_g": (-g_max, 0), "garg": (-g_max * span, 0),
             "eg": (0, 1), "two": (0, 2), "eg2": (0, 2), "cp": (-1, 1), "cc": (-1, 1),
             "csum": _sym(counts.max()), "wg": (0, float(shell[:, 3].max())),
             "fw": _sym(fw.max()), "fterm": _sym(float(np.max(fw * counts))),

@@ -22,10 +22,14 @@ SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
 PARTS = ("real", "recip", "background", "total")
 
 
-def _positions(rng, nw, n, height):
-    """(nw, n, 3): in-plane normal (2 bohr), heights uniform in [-height, height]."""
-    return np.concatenate([rng.normal(scale=2.0, size=(nw, n, 2)),
-                           rng.uniform(-height, height, size=(nw, n, 1))], axis=-1)
+def _case(seed, n, neutral, nw, height, lattice=SKEWED_2D):
+    """(cell, charges, positions (nw, n, 3)): random charges, positions in-plane normal (2
+    bohr), heights uniform in [-height, height]."""
+    rng = np.random.default_rng(seed)
+    q = random_charges(rng, n, neutral)
+    x = np.concatenate([rng.normal(scale=2.0, size=(nw, n, 2)),
+                        rng.uniform(-height, height, size=(nw, n, 1))], axis=-1)
+    return Cell(lattice), q, x
 
 
 def _errors(got, ref, scale):
@@ -36,10 +40,7 @@ def _errors(got, ref, scale):
                                                          (hexagonal(2.5), 5, False, 12.0),
                                                          (SKEWED_2D, 4, False, 0.3)])
 def test_float64_kernels_equal_the_reference(lattice, n, neutral, height):
-    rng = np.random.default_rng(n)
-    cell = Cell(lattice)
-    q = random_charges(rng, n, neutral)
-    x = _positions(rng, 4, n, height)
+    cell, q, x = _case(n, n, neutral, 4, height, lattice)
     params = ewald_parameters(cell, q, 1e-13)
     ev = SlabEwaldEvaluator(cell, q, (-height, height), params)
     err = _errors(ev.energy(x), slab_ewald_energy(cell, q, x, params), params.energy_scale)
@@ -64,10 +65,7 @@ def test_shells_group_the_half_set_by_length():
 
 
 def test_heights_zero_equal_the_in_plane_kernels():
-    rng = np.random.default_rng(3)
-    cell = Cell(SKEWED_2D)
-    q = random_charges(rng, 6, False)
-    x = _positions(rng, 3, 6, 0.0)
+    cell, q, x = _case(3, 6, False, 3, 0.0)
     params = ewald_parameters(cell, q, 1e-12)
     got = SlabEwaldEvaluator(cell, q, (0.0, 0.0), params).energy(x)
     flat = EwaldEvaluator(cell, q, params).energy(x[..., :2])
@@ -77,10 +75,7 @@ def test_heights_zero_equal_the_in_plane_kernels():
 
 
 def test_energy_independent_of_gamma_and_of_a_rigid_shift():
-    rng = np.random.default_rng(4)
-    cell = Cell(SKEWED_2D)
-    q = random_charges(rng, 5, True)
-    x = _positions(rng, 3, 5, 3.0)
+    cell, q, x = _case(4, 5, True, 3, 3.0)
     g0 = balanced_gamma(cell, 5)
     totals = []
     for g in (0.6 * g0, g0, 1.7 * g0):
@@ -101,10 +96,7 @@ def test_profiled_values_stay_within_the_declared_ranges(height):
     of F that is formed and not selected included) inside the declared ranges that size
     the fixed formats, up to rounding (erfcx(0) of the form is 1 + 3e-15; a range of 1
     gets a format that holds 1 and more)."""
-    rng = np.random.default_rng(7)
-    cell = Cell(SKEWED_2D)
-    q = np.array([1.0, -1.0, 2.0, -0.5, 1.5])
-    x = _positions(rng, 20, 5, height)
+    cell, q, x = _case(7, 5, False, 20, height)
     ev = SlabEwaldEvaluator(cell, q, (-height, height), ewald_parameters(cell, q, 1e-12))
     ks = ev.ks.profiling()
     ev.real(x, ks=ks)
@@ -121,10 +113,7 @@ def test_profiled_values_stay_within_the_declared_ranges(height):
 
 
 def test_float32_kernels_compute_in_float32():
-    rng = np.random.default_rng(5)
-    cell = Cell(SKEWED_2D)
-    q = random_charges(rng, 5, False)
-    x = _positions(rng, 3, 5, 2.0)
+    cell, q, x = _case(5, 5, False, 3, 2.0)
     params = ewald_parameters(cell, q, 1e-10)
     ev = SlabEwaldEvaluator(cell, q, (-2.0, 2.0), params, "float32")
     assert ev.ks["ewald_real"].dtype == np.float32 and ev.ks["slab_recip"].dtype == np.float32
@@ -134,10 +123,7 @@ def test_float32_kernels_compute_in_float32():
 
 
 def test_fixed_point_error_falls_with_width_without_overflow():
-    rng = np.random.default_rng(6)
-    cell = Cell(SKEWED_2D)
-    q = random_charges(rng, 4, False)
-    x = _positions(rng, 2, 4, 5.0)
+    cell, q, x = _case(6, 4, False, 2, 5.0)
     params = ewald_parameters(cell, q, 1e-12)
     ref = slab_ewald_energy(cell, q, x, params)
     errors = {}

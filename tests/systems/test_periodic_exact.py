@@ -292,6 +292,32 @@ def oracle_real_walker(ref, frac, fb, lat, img, cand, q, par, coef):
     return ref.acc(terms, "sum"), len(terms)
 
 
+def check_real_kernel(ev, x, seed, step, min_inside):
+    """Run ``ewald_real`` of evaluator ``ev`` on walkers ``x`` (2 walkers) and its oracle;
+    assert every output word and the overflow counts equal; returns the events."""
+    ks, kp = ev.ks, ev.ks["ewald_real"]
+    fb = ev.fractional(x)
+    fw = ks.encode("ewald_real", "frac", fb, step)
+    cv = ks.context("ewald_real", step)
+    out = np.zeros(2, np.int64)
+    K.real_kernel(cv, fw, fb, ev._lat, ev._img, ev._cand, ev._ncand, ev.charges, ev._par,
+                  ev._coef, out)
+    got = reported("ewald_real", ks.report("ewald_real", cv))
+
+    ref = Ref(kp, step_seed(seed, step))
+    frac = words(kp, "frac", fw)
+    img = ev._img.T.tolist()
+    cand = [list(ev._cand[b, :ev._ncand[b]]) for b in range(len(ev._ncand))]
+    for w in range(2):
+        ref.p = w
+        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), img,
+                                         cand, ev.charges, ev._par, F.COEFFICIENTS.tolist())
+        assert n_in >= min_inside, n_in  # images of pairs inside the cut-off
+        assert R.value(int(out[w]), kp.format_of("sum")) == total, w
+    assert got == ref.events, (got, ref.events)
+    return ref.events
+
+
 #: Too narrow on purpose: phi and term overflow for pairs closer than about 1.8 bohr, the
 #: sum's terms and total overflow, the closest pair overflows inv_r, close pairs gauss.
 REAL_NARROW = {"phi": (0.0, 0.06), "term": (-0.1, 0.1), "sum": (-0.01, 0.01),
@@ -318,30 +344,11 @@ def test_ewald_real_is_bit_exact(spec, ranges, expect):
     seed, step = 11, 5
     ev = EwaldEvaluator(cell, q, params, spec, ranges={"ewald_real": ranges or {}},
                         seed=seed)
-    ks, kp = ev.ks, ev.ks["ewald_real"]
     x = np.random.default_rng(8).normal(scale=2.0, size=(2, 3, 3))
     x[1, 2] = x[1, 0] + [0.3, -0.2, 0.25]  # a close pair: large phi and term
-    fb = ev.fractional(x)
-    fw = ks.encode("ewald_real", "frac", fb, step)
-    cv = ks.context("ewald_real", step)
-    out = np.zeros(2, np.int64)
-    K.real_kernel(cv, fw, fb, ev._lat, ev._img, ev._cand, ev._ncand, ev.charges, ev._par,
-                  ev._coef, out)
-    got = reported("ewald_real", ks.report("ewald_real", cv))
-
-    ref = Ref(kp, step_seed(seed, step))
-    frac = words(kp, "frac", fw)
-    img = ev._img.T.tolist()
-    cand = [list(ev._cand[b, :ev._ncand[b]]) for b in range(len(ev._ncand))]
-    for w in range(2):
-        ref.p = w
-        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), img,
-                                         cand, q, ev._par, F.COEFFICIENTS.tolist())
-        assert n_in > 20, n_in  # many images of every pair inside the cut-off
-        assert R.value(int(out[w]), kp.format_of("sum")) == total, w
-    assert got == ref.events, (got, ref.events)
-    assert {f"ewald_real.{v}" for v in expect} <= set(ref.events), ref.events
-    assert bool(ref.events) == bool(expect)
+    events = check_real_kernel(ev, x, seed, step, min_inside=21)  # many images of each pair
+    assert {f"ewald_real.{v}" for v in expect} <= set(events), events
+    assert bool(events) == bool(expect)
 
 
 # ------------------------------------------------------ slab: ewald_real, slab_recip --
@@ -365,33 +372,14 @@ def slab_evaluator(spec, ranges, seed, gamma=None):
     ("fixed:26:half_even:wrap", REAL_NARROW, {"phi", "sum", "inv_r"})])
 def test_ewald_real_with_heights_is_bit_exact(spec, ranges, expect):
     seed, step = 13, 2
-    # a small gamma (long cut-off) and heights in [-1.5, 1.5]: many images of pairs at
+    # a small gamma (long cut-off) and heights in [-1.5, 1.5]: images of pairs at
     # different heights inside the cut-off
     ev, x = slab_evaluator(spec, {"ewald_real": ranges or {}}, seed,
                            balanced_gamma(Cell(SKEWED_2D), 3) / COST_RATIO ** (1 / 6))
     x[..., 2] *= 0.25
-    ks, kp = ev.ks, ev.ks["ewald_real"]
-    fb = ev.fractional(x)
-    fw = ks.encode("ewald_real", "frac", fb, step)
-    cv = ks.context("ewald_real", step)
-    out = np.zeros(2, np.int64)
-    K.real_kernel(cv, fw, fb, ev._lat, ev._img, ev._cand, ev._ncand, ev.charges, ev._par,
-                  ev._coef, out)
-    got = reported("ewald_real", ks.report("ewald_real", cv))
-
-    ref = Ref(kp, step_seed(seed, step))
-    frac = words(kp, "frac", fw)
-    img = ev._img.T.tolist()
-    cand = [list(ev._cand[b, :ev._ncand[b]]) for b in range(len(ev._ncand))]
-    for w in range(2):
-        ref.p = w
-        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), img,
-                                         cand, ev.charges, ev._par, F.COEFFICIENTS.tolist())
-        assert n_in > 2, n_in
-        assert R.value(int(out[w]), kp.format_of("sum")) == total, w
-    assert got == ref.events, (got, ref.events)
-    assert {f"ewald_real.{v}" for v in expect} <= set(ref.events), ref.events
-    assert bool(ref.events) == bool(expect)
+    events = check_real_kernel(ev, x, seed, step, min_inside=3)
+    assert {f"ewald_real.{v}" for v in expect} <= set(events), events
+    assert bool(events) == bool(expect)
 
 
 def oracle_wide(ref, y, par, coef):

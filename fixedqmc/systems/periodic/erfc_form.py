@@ -86,6 +86,22 @@ class ErfcxForm:
         return h
 
 
+#: The variables of :func:`make_erfcx` in its order (a kernel's table holds them in a row).
+ERFCX_VARIABLES = (
+    ("p", "P of t = 1 / (1 + P x)"),
+    ("px", "P x"),
+    ("one", "1"),
+    ("den", "1 + P x"),
+    ("t", "1 / (1 + P x)"),
+    ("ta", "T_A"),
+    ("tat", "T_A t"),
+    ("tb", "T_B"),
+    ("u", "T_A t + T_B, [-1, 1]"),
+    ("coef", "a coefficient c_k of the erfcx polynomial"),
+    ("hu", "h u (a Horner product)"),
+    ("h", "a Horner partial sum; at the end erfcx(x)"),
+)
+
 #: The form of the real-space sums, x = gamma r in [0, 7].
 REAL_FORM = ErfcxForm(7.0, 15)
 #: The form of the slab's reciprocal factor, arguments in [0, 12] (clamped there).

@@ -48,7 +48,7 @@ from numba import njit, prange
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, less, load, mul, n_chunks, store)
 from fixedqmc.numerics.kernel_ops import exp, rsqrt
-from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS, make_erfcx
+from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS, ERFCX_VARIABLES, make_erfcx
 from fixedqmc.systems.periodic.pair_geometry import (BINS, PAIR_VARIABLES, bin_of,
                                                      displacement, to_image)
 from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, all_powers, times
@@ -59,18 +59,7 @@ REAL_VARIABLES = PAIR_VARIABLES + (
     ("r", "|d - R| (bohr)"),
     ("gamma", "gamma (1/bohr)"),
     ("x", "gamma r"),
-    ("p", "P of t = 1 / (1 + P x)"),
-    ("px", "P x"),
-    ("one", "1"),
-    ("den", "1 + P x"),
-    ("t", "1 / (1 + P x)"),
-    ("ta", "T_A"),
-    ("tat", "T_A t"),
-    ("tb", "T_B"),
-    ("u", "T_A t + T_B, [-1, 1]"),
-    ("coef", "a coefficient c_k of the erfcx polynomial"),
-    ("hu", "h u (a Horner product)"),
-    ("h", "a Horner partial sum; at the end erfcx(x)"),
+) + ERFCX_VARIABLES + (
     ("neg_g2", "-gamma**2 (1/bohr**2)"),
     ("arg", "-gamma**2 s"),
     ("gauss", "exp(-gamma**2 s)"),

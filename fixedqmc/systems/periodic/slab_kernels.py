@@ -59,7 +59,7 @@ from fixedqmc.numerics.kernel import (acc_add, acc_array, acc_array_add, acc_arr
                                       chunk_bounds, const, less, load, mul, n_chunks, store,
                                       sub)
 from fixedqmc.numerics.kernel_ops import abs_, exp, minimum, select
-from fixedqmc.systems.periodic.erfc_form import WIDE_FORM, make_erfcx
+from fixedqmc.systems.periodic.erfc_form import ERFCX_VARIABLES, WIDE_FORM, make_erfcx
 from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, ZZ, all_powers, times
 
 SLAB_RECIP_VARIABLES = PHASOR_VARIABLES + (
@@ -76,18 +76,7 @@ SLAB_RECIP_VARIABLES = PHASOR_VARIABLES + (
     ("absd", "|a - gamma |z||"),
     ("xmax", "the largest argument of the erfcx form"),
     ("x", "an argument of the erfcx form, min(arg, x_max)"),
-    ("p", "P of t = 1 / (1 + P x)"),
-    ("px", "P x"),
-    ("one", "1"),
-    ("den", "1 + P x"),
-    ("t", "1 / (1 + P x)"),
-    ("ta", "T_A"),
-    ("tat", "T_A t"),
-    ("tb", "T_B"),
-    ("u", "T_A t + T_B, [-1, 1]"),
-    ("coef", "a coefficient c_k of the erfcx polynomial"),
-    ("hu", "h u (a Horner product)"),
-    ("h", "a Horner partial sum; at the end erfcx(x)"),
+) + ERFCX_VARIABLES + (
     ("hs", "erfcx(a + tz) +- erfcx(|a - tz|)"),
     ("neg_a2", "-a**2 of a shell"),
     ("darg", "-a**2 - (gamma z)**2"),

@@ -27,7 +27,6 @@ from fixedqmc.errors import FixedQMCError
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
 R_MIN = 1e-3
-KERNELS = ("ewald_real", "ewald_recip")
 
 
 def _sym(x):

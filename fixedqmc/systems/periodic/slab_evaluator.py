@@ -39,7 +39,6 @@ from fixedqmc.systems.periodic.evaluator import (EwaldEvaluator, _sym, kernel_sp
 from fixedqmc.systems.periodic.ewald import EwaldParameters, EwaldParts, _charges
 from fixedqmc.systems.periodic.ewald_slab import _check_cell, _slab_walkers
 
-KERNELS = ("ewald_real", "slab_recip")
 #: L_z over the declared height span (> 2: height differences stay below half a turn).
 HEIGHT_AXIS = 2.5
 #: Smallest height span (bohr) the formats are declared for (charges all in one plane).
@@ -177,8 +176,7 @@ class SlabEwaldEvaluator(EwaldEvaluator):
         shell, q, par, coef = ks.constants("slab_recip", self._shell, self.charges,
                                            self._spar, self._scoef)
         args = (cv, ks.encode("slab_recip", "frac", f, step), self._pairs, self._sgint,
-                self._start,
-                shell, q, par, coef, np.int64(self._snmax), out)
+                self._start, shell, q, par, coef, np.int64(self._snmax), out)
         ks.launch(SK.slab_recip_kernel, args, "slab_recip")
         ks.report("slab_recip", cv)
         return (ks.decode("slab_recip", "sum", out[:, 0]),

@@ -40,6 +40,7 @@ counts are summed per chunk.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 from numba import njit
@@ -204,7 +205,13 @@ class KernelPrecision:
         if self.kind == "float32":
             return np.float32(0.0)
         events = np.zeros((N_CHUNKS, len(self.formats)), np.int64)
-        return (FormatTable(self.table()), events, np.uint64(seed))
+        return (self._format_table, events, np.uint64(seed))
+
+    @cached_property
+    def _format_table(self) -> "FormatTable":
+        """The :class:`FormatTable` of a typed fixed context, built once (every call's
+        context shares it, and numba types it once)."""
+        return FormatTable(self.table())
 
     def encode(self, name: str, x, seed: int = 0, log: OverflowLog | None = None) -> np.ndarray:
         """Kernel input for variable ``name``: floats of the kernel's type, or raw words
@@ -233,17 +240,26 @@ class KernelPrecision:
         raise for variables in ``raise`` mode that overflowed."""
         if self.kind != "fixed":
             return {}
-        counts = ctx[1].sum(axis=0)
+        counts = ctx[1].sum(axis=0).tolist()
         log = default_log if log is None else log
-        out = {}
-        for v, n, fmt, ovf in zip(self.spec.names, counts, self.formats, self.overflows):
-            out[v] = int(n)
-            log.record(f"{self.spec.name}.{v}", int(n), 0, str(fmt), ovf)
-            if n and ovf == "raise":
-                raise FixedOverflowError(
-                    f"{n} value(s) of {self.spec.name}.{v} do not fit {fmt} under overflow='raise'"
-                )
-        return out
+        keys = self._log_keys
+        if log.registered.get(self.spec.name) is not self:
+            # the first report of this precision into this log: every format and mode (later
+            # reports only add events; the per-variable loop cost 20-30 us per call)
+            for key, fmt, ovf in zip(keys, self.formats, self.overflows):
+                log.record(key, 0, 0, str(fmt), ovf)
+            log.registered[self.spec.name] = self
+        for key, n, fmt, ovf in zip(keys, counts, self.formats, self.overflows):
+            if n:
+                log.record(key, n, 0, str(fmt), ovf)
+                if ovf == "raise":
+                    raise FixedOverflowError(
+                        f"{n} value(s) of {key} do not fit {fmt} under overflow='raise'")
+        return dict(zip(self.spec.names, counts))
+
+    @cached_property
+    def _log_keys(self) -> tuple:
+        return tuple(f"{self.spec.name}.{v}" for v in self.spec.names)
 
 
 # ----------------------------------------------------- the format table as a type --
@@ -254,6 +270,7 @@ class FormatTable:
 
     def __init__(self, table: tuple):
         self.table = tuple(tuple(int(x) for x in row) for row in table)
+        self.numba_type = FormatTableType(self.table)  # typed once, not at every call
 
 
 class FormatTableType(types.Type):
@@ -267,7 +284,7 @@ register_model(FormatTableType)(models.OpaqueModel)
 
 @typeof_impl.register(FormatTable)
 def _typeof_table(val, c):
-    return FormatTableType(val.table)
+    return val.numba_type
 
 
 @unbox(FormatTableType)

@@ -24,6 +24,8 @@ class OverflowLog:
         self.values: dict[str, int] = defaultdict(int)
         self.modes: dict[str, str] = {}
         self.formats: dict[str, str] = {}
+        #: kernel name -> the precision whose formats and modes are recorded for it
+        self.registered: dict = {}
 
     def record(self, name: str, events: int, values: int, fmt: str = "", mode: str = "") -> None:
         self.events[name] += int(events)
@@ -43,6 +45,7 @@ class OverflowLog:
         self.values.clear()
         self.modes.clear()
         self.formats.clear()
+        self.registered.clear()
 
     @property
     def total_events(self) -> int:

@@ -81,3 +81,23 @@ def test_overflow_counted_per_variable_and_raise_mode():
     with pytest.raises(fq.FixedOverflowError, match="quadratic.buc"):
         evaluate_quadratic(big, big, big, np.full(10, 0.99), "fixed:Q1.20:floor:raise",
                            runtime=True)
+
+
+def test_the_log_holds_the_formats_of_the_last_precision_reported_and_every_event():
+    """Formats and modes enter a log at a precision's first report (later reports add
+    events only); another precision of the same kernel replaces them, ``reset`` empties the
+    log."""
+    log = fq.OverflowLog()
+    big = np.full(10, 1.9)
+    args = (big, big, big, np.full(10, 0.99))
+    for _ in range(2):
+        evaluate_quadratic(*args, "fixed:Q1.20:floor:saturate", log=log, runtime=True)
+    assert log.events["quadratic.y"] == 20 and log.events["quadratic.uc"] == 0
+    assert log.formats["quadratic.y"] == "Q1.20" and log.modes["quadratic.y"] == "saturate"
+    assert set(log.formats) == {f"quadratic.{v.name}" for v in QUADRATIC.variables}
+    evaluate_quadratic(*args, "fixed:Q4.30:half_even:wrap", log=log, runtime=True)
+    assert log.formats["quadratic.y"] == "Q4.30" and log.modes["quadratic.y"] == "wrap"
+    assert log.events["quadratic.y"] == 20  # Q4.30 holds every value
+    log.reset()
+    evaluate_quadratic(*args, "fixed:Q1.20:floor:saturate", log=log, runtime=True)
+    assert log.formats["quadratic.y"] == "Q1.20" and log.events["quadratic.y"] == 10

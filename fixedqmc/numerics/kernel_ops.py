@@ -242,4 +242,13 @@ def _select(e, cond, x, y):
                           f"{x.types[1]} and {y.types[1]}; convert one to the other's first")
     if x != y:
         raise TypingError(f"select: x and y must be of one type, got {x} and {y}")
+    if _is_fixed(e) and not _is_runtime(e):
+        # typed formats: select the words (and quiet flags) and rebuild the value with its
+        # variable id as a constant; a selected tuple would lose the id's literal type,
+        # which every further operation needs
+        vid = x.types[1].literal_value
+        if len(x.types) == 3:  # quiet: (word, variable, flag)
+            return lambda e, cond, x, y: (_llvm_select(cond, x[0], y[0]), vid,
+                                          _llvm_select(cond, x[2], y[2]))
+        return lambda e, cond, x, y: (_llvm_select(cond, x[0], y[0]), vid)
     return lambda e, cond, x, y: _llvm_select(cond, x, y)

@@ -16,7 +16,7 @@ from numba import njit
 import reference as R
 from fixedqmc.errors import FixedOverflowError
 from fixedqmc.numerics import transcendental as T
-from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, at, chunk,
+from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, add, at, chunk,
                                       chunk_bounds, convert, less, load, n_chunks, quiet,
                                       events, store)
 from fixedqmc.numerics.kernel_ops import (abs_, cos, cos_turns, div, exp, floor, maximum,
@@ -388,6 +388,53 @@ def _select_two_variables(ctx, xs, ys, out):
     e = at(chunk(ctx, 0), 0)
     x, y = load(e, xs[0], X), load(e, ys[0], Y)
     out[0] = store(e, select(e, less(e, x, y), x, y))
+
+
+@njit(inline="always")
+def _twice_the_smaller(e, x, y):
+    """2 min(x, y) in z: the selected value goes on into another operation."""
+    m = select(e, less(e, x, y), convert(e, x, e, Z), convert(e, y, e, Z))
+    return add(e, m, m, Z)
+
+
+@njit
+def _select_then_add(ctx, xs, ys, out):
+    for k in range(n_chunks(ctx, xs.size)):
+        c = chunk(ctx, k)
+        lo, hi = chunk_bounds(ctx, xs.size, k)
+        for i in range(lo, hi):
+            e = at(c, i)
+            out[i] = store(e, _twice_the_smaller(e, load(e, xs[i], X), load(e, ys[i], Y)))
+
+
+@njit
+def _select_then_add_quiet(ctx, xs, ys, out):
+    for k in range(n_chunks(ctx, xs.size)):
+        c = chunk(ctx, k)
+        lo, hi = chunk_bounds(ctx, xs.size, k)
+        for i in range(lo, hi):
+            e = quiet(at(c, i))
+            out[i] = store(e, _twice_the_smaller(e, load(e, xs[i], X), load(e, ys[i], Y)))
+
+
+def test_a_selected_value_goes_on_into_further_operations():
+    """With formats compiled in (typed contexts, plain and quiet) as at run time: the
+    selected value keeps its variable, so another operation takes it."""
+    rng = np.random.default_rng(11)
+    fx, fy, fz = TYPED
+    wx = rng.integers(fx.min_raw, fx.max_raw, 200)
+    wy = rng.integers(fy.min_raw, fy.max_raw, 200)
+    kp = precision(*TYPED, "half_even", "saturate")
+    outs = []
+    for k, kernel in ((kp, _select_then_add), (kp.at_runtime(), _select_then_add),
+                      (kp, _select_then_add_quiet)):
+        out = np.zeros(200, np.int64)
+        kernel(k.context(SEED), wx, wy, out)
+        outs.append(out)
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+    want = 2 * np.minimum(wx * 2.0 ** -fx.frac_bits, wy * 2.0 ** -fy.frac_bits)
+    got = outs[0] * 2.0 ** -fz.frac_bits
+    assert np.max(np.abs(got - np.clip(want, fz.min, fz.max))) <= fz.resolution
 
 
 def test_select_of_two_variables_is_a_typing_error():

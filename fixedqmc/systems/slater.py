@@ -240,10 +240,18 @@ class SlaterJastrow:
         m = _commit(np.asarray(mask, np.bool_), ratio, i, proposal.new, walkers.positions,
                     walkers.state["ln_det"], walkers.state["sign"])
         ct = ks.context("determinant", step)
-        dt = ks["determinant"].dtype
         det.update_kernel(ct, rows, walkers.state[f"inv{s}"], j, m, ratio_words,
-                          np.zeros((N_CHUNKS, 2, self.n[s]), dt))
+                          self._update_scratch(ks["determinant"].dtype, self.n[s]))
         ks.report("determinant", ct)
+
+    def _update_scratch(self, dtype, n: int) -> np.ndarray:
+        """The update kernel's scratch (N_CHUNKS, 2, n) of word type ``dtype``, made once
+        per type and size (the kernel writes every element before it reads it)."""
+        cache = self.__dict__.setdefault("_update_scratches", {})
+        key = (np.dtype(dtype), n)
+        if key not in cache:
+            cache[key] = np.empty((N_CHUNKS, 2, n), dtype)
+        return cache[key]
 
     def recompute(self, walkers: Walkers, *, step: int = 0) -> dict:
         """Fresh inverses; returns ``inverse_error``, the largest ``|M M^-1 - I|`` of the

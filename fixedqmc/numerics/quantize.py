@@ -16,9 +16,11 @@ import numpy as np
 from numba import njit
 
 from fixedqmc.numerics import wideint as W
+from fixedqmc.numerics.float_exp import pow2
 from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, STOCHASTIC, WRAP, ZERO
 
 _JIT = dict(nogil=True)
+_TWO64 = 2.0**64
 # The raw operations are inlined into kernels at numba-IR level (LLVM would not inline them
 # next to the large 192-bit fallbacks, which stay out of line); their small helpers are left
 # to LLVM, since IR-level inlining of every helper multiplies compile time.
@@ -331,7 +333,7 @@ def _split_float(y):
     """
     m = abs(y)
     nm = np.floor(m)
-    q = math.ldexp(m - nm, 64)  # dropped fraction of m, scaled by 2**64 (exact, < 2**64)
+    q = (m - nm) * _TWO64  # dropped fraction of m, scaled by 2**64 (exact, < 2**64)
     if y >= 0.0:
         fq = np.floor(q)
         return nm, False, np.uint64(fq), fq != q
@@ -344,7 +346,8 @@ def _split_float(y):
 @njit(**_JIT)
 def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
     """Round a finite float64 exactly to the output format."""
-    y = math.ldexp(v, fo)  # exact scaling by a power of two
+    # scaling by a power of two, rounded once (a product, not the library's ldexp call)
+    y = v * pow2(fo) if -1022 <= fo <= 1023 else math.ldexp(v, fo)
     if abs(y) >= 2.0**180:
         # Far outside every format: keep the sign; such a float has no bits below 2**64.
         y = math.copysign(2.0**180, y)

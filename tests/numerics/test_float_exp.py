@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from fixedqmc.numerics.float_exp import exp32, exp64
+from fixedqmc.numerics.float_exp import exp32, exp64, pow2
 from fixedqmc.numerics.vectorise import vectorising_compile
 
 getcontext().prec = 50
@@ -85,3 +85,29 @@ def test_a_loop_calling_it_vectorises():
     assert re.search(r"\bv?mulps\b", asm), "no packed float32 multiply: the loop is scalar"
     kernel(x, out)
     assert np.allclose(out, 2 * np.exp(x.astype(np.float64)), rtol=3e-7)
+
+
+@njit
+def _scaled(x, n):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = x[i] * pow2(n[i])
+    return out
+
+
+def test_pow2_scaling_equals_ldexp():
+    """``x * pow2(n)`` (the fixed-point rounding's scaling) gives ``ldexp(x, n)`` bit for
+    bit over the whole normal range of n, including results that overflow to inf or land in
+    the subnormal range, and x subnormal or zero."""
+    rng = np.random.default_rng(11)
+    m = 20000
+    x = rng.choice([-1.0, 1.0], m) * rng.random(m) * np.exp2(rng.integers(-1074, 1024, m))
+    x[::97] = np.nextafter(0.0, 1.0) * rng.integers(1, 10 ** 6, x[::97].size)
+    x[::101] = 0.0
+    n = rng.integers(-1022, 1024, m)
+    n[::3] = rng.integers(-80, 200, n[::3].size)  # the fraction-bit counts formats use
+    got = _scaled(x, n)
+    with np.errstate(over="ignore"):
+        want = np.ldexp(x, n.astype(np.int32))  # the C library's ldexp, inf on overflow
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    assert np.isinf(want).any() and (np.abs(want[want != 0]) < 2.0 ** -1022).any()

@@ -7,6 +7,7 @@ bounds of the transcendental operations against 40-digit values."""
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -312,6 +313,22 @@ def test_run_time_float64_and_profiling_contexts():
         seen = np.concatenate([x, y]) if op == "select" else typed  # (select: both converts)
         assert (lo, hi) == (seen.min(), seen.max()), op
 
+
+
+def test_a_typed_fixed_context_is_typed_by_its_table():
+    """A typed fixed context gets the numba type its format table built once (no typing of
+    the tuple and its arrays at every call), the same type numba gives the plain tuple, and
+    runs as one."""
+    kp = precision(QFormat(True, 16, 8), QFormat(True, 16, 8), QFormat(True, 20, 10),
+                   "half_even", "saturate")
+    ctx = kp.context(SEED)
+    assert numba.typeof(ctx) is ctx[0].context_type
+    assert numba.typeof(ctx) == numba.typeof(tuple(ctx))
+    out = np.zeros(3, np.int64)
+    ops_kernel(tuple(ctx), OP["maximum"], np.array([1, 2, 3]), np.array([4, 5, 6]), out)
+    again = np.zeros(3, np.int64)
+    ops_kernel(ctx, OP["maximum"], np.array([1, 2, 3]), np.array([4, 5, 6]), again)
+    assert np.array_equal(out, again) and out.any()
 
 # ---------------------------------------------------------------- error bounds --
 def exact_exp(x: Fraction) -> Decimal:

@@ -240,17 +240,19 @@ class SlaterJastrow:
         m = _commit(np.asarray(mask, np.bool_), ratio, i, proposal.new, walkers.positions,
                     walkers.state["ln_det"], walkers.state["sign"])
         ct = ks.context("determinant", step)
+        dt, n = ks["determinant"].dtype, self.n[s]
         det.update_kernel(ct, rows, walkers.state[f"inv{s}"], j, m, ratio_words,
-                          self._update_scratch(ks["determinant"].dtype, self.n[s]))
+                          self._scratch(("update", dt, n),
+                                        lambda: np.empty((N_CHUNKS, 2, n), dt)))
         ks.report("determinant", ct)
 
-    def _update_scratch(self, dtype, n: int) -> np.ndarray:
-        """The update kernel's scratch (N_CHUNKS, 2, n) of word type ``dtype``, made once
-        per type and size (the kernel writes every element before it reads it)."""
-        cache = self.__dict__.setdefault("_update_scratches", {})
-        key = (np.dtype(dtype), n)
+    def _scratch(self, key, make):
+        """A kernel's scratch arrays, made by ``make()`` once per ``key`` (the kernel's name,
+        word types and sizes) and reused by every call: the kernels write every scratch
+        element before they read it."""
+        cache = self.__dict__.setdefault("_scratches", {})
         if key not in cache:
-            cache[key] = np.empty((N_CHUNKS, 2, n), dtype)
+            cache[key] = make()
         return cache[key]
 
     def recompute(self, walkers: Walkers, *, step: int = 0) -> dict:

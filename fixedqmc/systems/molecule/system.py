@@ -85,7 +85,6 @@ class Molecule(SlaterJastrow):
                             runtime=not specialise)
         self.log = self.ks.log
         self._basis_args = _basis_args(b)
-        self._scratch = {}  # the orbital kernel's, per word types
         self._nn = self._nuclear_repulsion(self.ks)
 
     # -- kernels ------------------------------------------------------------------------
@@ -102,12 +101,10 @@ class Molecule(SlaterJastrow):
         P, n_cart, n_mo = pts.shape[0], self.basis.n_cart, self.mo[s].shape[0]
         ctxs = tuple(ks.context(k, step) for k in ORBITAL_KERNELS)
         da, dm, dg = (ks[k].dtype for k in ("contraction", "orbitals", "derivatives"))
-        scratch = self._scratch.get((da, dm, dg))
-        if scratch is None:  # per chunk; every element is written before it is read
-            scratch = self._scratch[da, dm, dg] = (
-                np.empty((N_CHUNKS, n_cart), da), np.empty((N_CHUNKS, n_cart, 4), da),
-                np.empty((N_CHUNKS, n_cart), dm), np.empty((N_CHUNKS, n_cart, 4), dg),
-                np.empty((N_CHUNKS, n_cart), np.int64))
+        scratch = self._scratch(("orbitals", da, dm, dg), lambda: (  # per chunk
+            np.empty((N_CHUNKS, n_cart), da), np.empty((N_CHUNKS, n_cart, 4), da),
+            np.empty((N_CHUNKS, n_cart), dm), np.empty((N_CHUNKS, n_cart, 4), dg),
+            np.empty((N_CHUNKS, n_cart), np.int64)))
         out_v = np.zeros((P, n_mo), dm)
         out_d = np.zeros((P, n_mo if derivs else 0, 4), dg)
         rows = self._mo_rows[s]

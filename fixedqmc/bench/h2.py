@@ -396,18 +396,21 @@ def run_h2(lattices=LATTICES, walkers: int = WALKERS, precisions=PRECISIONS,
         log(f"  {EQUIL_SWEEPS} untimed float64 sweeps from the starting positions: "
             f"{time.perf_counter() - t0:.1f} s")
         ranges = kernels = None
+        specs = []  # (requested, the spec timed: fixed ones sized to the profiled ranges)
+        for requested in precisions:
+            prec = requested
+            if "fixed" in requested:
+                if ranges is None:
+                    ranges, kernels = fixed_ranges(mol, mf, pos)
+                prec, reasons = sized_spec(requested, kernels, ranges)
+                for why in reasons:
+                    log(f"  {requested}: {why}; that kernel runs in float64 ({prec})")
+            specs.append((requested, prec))
         for rnd in range(rounds):
             if rounds > 1:
                 log(f"  round {rnd + 1} of {rounds}")
-            for requested in precisions:
+            for requested, prec in specs:
                 fixed = "fixed" in requested
-                prec = requested
-                if fixed:
-                    if ranges is None:
-                        ranges, kernels = fixed_ranges(mol, mf, pos)
-                    prec, reasons = sized_spec(requested, kernels, ranges)
-                    for why in reasons if rnd == 0 else ():
-                        log(f"  {requested}: {why}; that kernel runs in float64 ({prec})")
                 variants = [False] + ([True] if fixed and spec_ok else [])
                 for spec in variants:
                     sys_out: list = []

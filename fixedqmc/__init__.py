@@ -8,9 +8,10 @@ The public fixed-point API::
     policy = fixedqmc.parse_precision("default=float64,potential=fixed:32")
 """
 
-from fixedqmc import _numba_cache
+from fixedqmc import _numba_cache, _numba_rounds
 
 _numba_cache.install()  # before any compiled kernel is defined
+_numba_rounds.install()  # before any is compiled
 
 import warnings  # noqa: E402
 

@@ -7,7 +7,9 @@ for LLVM's loop vectoriser after a first full round (measured: the fixed-point p
 runs 4x faster with AVX-512 gathers than the scalar loop one round leaves).  numba's
 ``NUMBA_OPT=max`` does this for every function of a process; :func:`vectorising_compile`
 does it only for what is compiled inside its ``with`` block (the cheap pass at -O3 with loop
-vectorisation), and restores numba's settings afterwards.  Compiled results are cached as
+vectorisation), and restores numba's settings afterwards.  (Every package function now gets
+a second full round anyway, :mod:`fixedqmc._numba_rounds`; the block adds the -O3 cheap
+pass and the tuning below.)  Compiled results are cached as
 usual, so the cost (longer compiles) is paid once per kernel and format table.
 
 Inside the block the optimiser also sees the host CPU with LLVM's ``prefer-no-gather``

@@ -3,6 +3,7 @@ and independently derived values, invariance under gamma and rigid shifts, singl
 moves, the parameter rule, bad input, and the one-source kernels at float64, float32 and
 fixed point."""
 
+import itertools
 import math
 
 import numpy as np
@@ -14,7 +15,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic.cell import Cell, bcc, fcc, hexagonal, simple_cubic, square
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, lattice3
-from fixedqmc.systems.periodic.pair_geometry import BINS, bin_of
+from fixedqmc.systems.periodic.halo import box_index, box_range, halo_geometry
 from fixedqmc.systems.periodic.ewald import (COST_RATIO, balanced_gamma, ewald_energy, ewald_parameters,
                                              move_energy, structure_factors)
 from strategies import random_charges
@@ -281,44 +282,46 @@ def test_ewald_kernels_of_a_2d_cell_read_a_full_3x3_lattice():
 
 
 @pytest.mark.parametrize("lattice, n", [(SKEWED, 6), (SKEWED_2D, 6), (simple_cubic(12.0), 54),
-                                        (hexagonal(12.0), 58)])
-def test_candidate_images_hold_every_image_inside_the_cutoff(lattice, n):
-    """Every image within the cut-off of a pair's reduced displacement is among its bin's
-    candidates, also for pairs at the cell faces (|dfrac| = 1/2) and reduced the other way."""
+                                        (hexagonal(12.0), 58), (simple_cubic(12.0), 1000)])
+def test_the_halo_holds_every_image_inside_the_cutoff(lattice, n):
+    """Every image x_j + R within the cut-off of x_i (i < j) is in the list of i's box: its
+    shift is within the halo's and, per axis, i's box is in the image's box range (the
+    compiled tests the kernel runs), also for charges at the cell faces."""
     cell = Cell(lattice)
-    q = np.ones(n)
-    params = ewald_parameters(cell, q, 1e-8)
-    ev = EwaldEvaluator(cell, q, params)
-    lat, img = ev._lat, ev._img.T
+    params = ewald_parameters(cell, np.ones(n), 1e-8)
+    halo = halo_geometry(cell.reduced, params.real_cutoff, n)
+    assert halo.boxes[0] > 1 or n < 100  # more charges, more boxes
+    lat = lattice3(cell.reduced)
     rng = np.random.default_rng(5)
-    fb = rng.uniform(0, 1, (4000, 2, 3))
-    fb[:500, 1] = fb[:500, 0] + 0.5 + rng.normal(scale=1e-9, size=(500, 3))  # face pairs
-    fb = fb % 1.0
+    fb = rng.uniform(0, 1, (3000, 2, 3))
+    fb[:300, :, 0] = rng.choice([0.0, 1 - 1e-12], size=(300, 2))  # at the faces
     fb[..., cell.dim:] = 0.0
+    shifts = np.array(list(itertools.product(*(range(-s, s + 1) for s in halo.shifts))))
+    bound = np.array(list(itertools.product(*(range(-s - 3, s + 4) if s else [0]
+                                              for s in halo.shifts))))
     n_inside = 0
     for f in fb:
-        t = f[0] - f[1]
-        b = kernel_bin(f, BINS)
-        cand = set(ev._cand[b, :ev._ncand[b]].tolist())
-        dred0 = t - np.rint(t)
-        face = np.abs(dred0) > 0.5 - 1e-6  # a kernel may reduce these to -dred instead
-        flips = [np.where(face & (np.arange(3) == k), -np.sign(dred0), 0.0) for k in range(3)]
-        for dred in (dred0, dred0 + sum(flips), *(dred0 + fl for fl in flips)):
-            s = np.sum((dred @ lat - img) ** 2, axis=1)
-            inside = set(np.flatnonzero(s < params.real_cutoff ** 2).tolist())
-            n_inside += len(inside)
-            assert inside <= cand, (f, inside - cand)
-    assert n_inside > 4000
-    assert ev._ncand.mean() < 0.5 * len(img)  # and the tables do prune
+        d = (f[1] + bound - f[0]) @ lat
+        inside = bound[np.einsum("ij,ij->i", d, d) < params.real_cutoff ** 2]
+        n_inside += len(inside)
+        assert {tuple(v) for v in inside} <= {tuple(v) for v in shifts}
+        for v in inside:
+            assert in_box_range(f, v, halo), (f, v)
+    assert n_inside > 1000
 
 
-def kernel_bin(f, bins):
-    """The kernels' bin of the pair (0, 1) of fractional coordinates f (2, 3)."""
+def in_box_range(f, shift, halo):
+    """Whether the image of charge 1 shifted by ``shift`` is in the list of charge 0's box."""
     out = np.zeros(1, np.int64)
-    _bin_kernel(f, bins, out)
-    return int(out[0])
+    _in_box_range(f, shift.astype(np.float64), halo.reach, halo.boxes, out)
+    return bool(out[0])
 
 
 @njit
-def _bin_kernel(f, bins, out):
-    out[0] = bin_of(f, 0, 1, bins)
+def _in_box_range(f, shift, reach, boxes, out):
+    b = box_index(f, 0, boxes)  # (b_0 nb_1 + b_1) nb_2 + b_2
+    ok = 1
+    for k, stride in enumerate((boxes[1] * boxes[2], boxes[2], 1)):
+        lo, hi = box_range(f[1, k] + shift[k], reach[k], boxes[k])
+        ok &= lo <= (b // stride) % boxes[k] <= hi
+    out[0] = ok

@@ -72,6 +72,8 @@ modes such as a floor or stochastic ``nint``) and both overflow modes; the Jastr
 both in a full evaluation and a move.
 """
 
+import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -89,7 +91,6 @@ from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
 from fixedqmc.systems.periodic.ewald import COST_RATIO, balanced_gamma, ewald_parameters
 from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
-from fixedqmc.systems.periodic.pair_geometry import BINS
 from fixedqmc.systems.periodic import slab_kernels as SK
 from fixedqmc.systems.periodic.slab_evaluator import SlabEwaldEvaluator
 
@@ -264,54 +265,68 @@ def oracle_screened(ref, s, par, coef):
     return ref.r(ref.r(gauss * h, "erfc") * inv_r, "phi")
 
 
-def oracle_bin(fb, i, j, bins):
-    """The candidate-table bin of the pair (i, j) (as ``pair_geometry.bin_of``)."""
-    b = 0
-    for k in range(3):
-        t = fb[i][k] - fb[j][k]
-        t -= float(np.rint(t))
-        b = b * bins + min(max(int((t + 0.5) * bins), 0), bins - 1)
-    return b
+def oracle_box_range(g, reach, nb):
+    """The boxes within reach of fractional coordinate g (as ``halo.box_range``)."""
+    return (max(0, math.floor((g - reach) * nb)), min(nb - 1, math.floor((g + reach) * nb)))
 
 
-def oracle_real_walker(ref, frac, fb, lat, img, cand, q, par, coef):
-    """(sum, number of pair images inside the cut-off) of one walker: the kernel's order,
-    the displacements of a row, then each pair's candidate images, then the terms."""
-    terms = []
+def oracle_real_walker(ref, frac, fb, lat, halo, q, par, coef):
+    """(sum, number of images inside the cut-off) of one walker in the kernel's order: the
+    positions, the images of the halo (per charge and shift, in the box ranges the float64
+    coordinates fb give), per electron the tests of its box's entries with j > i, then the
+    kept terms."""
+    n, nb, reach, shifts = len(q), halo.boxes.tolist(), halo.reach.tolist(), halo.shifts
+    pos = [[ref.acc([ref.r(frac[j][k] * ref.r(float(lat[k][c]), "lattice"), "pterm")
+                     for k in range(3)], "pos") for c in range(3)] for j in range(n)]
+    boxes = {}
+    for j in range(n):
+        for shift in itertools.product(*(range(-m, m + 1) for m in shifts)):
+            spans = [oracle_box_range(fb[j][k] + shift[k], reach[k], nb[k]) for k in range(3)]
+            if any(lo > hi for lo, hi in spans):
+                continue
+            ipos = []
+            for c in range(3):
+                rc = shift[0] * lat[0][c] + shift[1] * lat[1][c] + shift[2] * lat[2][c]
+                ipos.append(ref.r(pos[j][c] + ref.r(rc, "image"), "ipos"))
+            for b in itertools.product(*(range(lo, hi + 1) for lo, hi in spans)):
+                boxes.setdefault((b[0] * nb[1] + b[1]) * nb[2] + b[2], []).append((j, ipos))
     cut2 = ref.r(float(par[0]), "cut2")
-    for i in range(len(q)):
-        ds = {j: oracle_displacement(ref, frac[i], frac[j], lat) for j in range(i + 1, len(q))}
+    terms = []
+    for i in range(n):
+        b = 0
+        for k in range(3):
+            b = b * nb[k] + min(int(fb[i][k] * nb[k]), nb[k] - 1)
         inside = []
-        for j in range(i + 1, len(q)):
-            qq = ref.r(float(q[i] * q[j]), "qq")
-            for m in cand[oracle_bin(fb, i, j, BINS)]:
-                _, s = oracle_image(ref, ds[j], img[m])
-                if s < cut2:
-                    inside.append((qq, s))
-        terms += [ref.r(qq * oracle_screened(ref, s, par, coef), "term") for qq, s in inside]
+        for j, ipos in boxes.get(b, []):
+            if j > i:
+                de = [ref.r(ipos[c] - pos[i][c], "de") for c in range(3)]
+                s2 = ref.acc([ref.r(t * t, "de2") for t in de], "s")
+                if s2 < cut2:
+                    inside.append((j, s2))
+        for j, s2 in inside:
+            phi = oracle_screened(ref, s2, par, coef)
+            terms.append(ref.r(ref.r(float(q[i] * q[j]), "qq") * phi, "term"))
     return ref.acc(terms, "sum"), len(terms)
 
 
 def check_real_kernel(ev, x, seed, step, min_inside):
     """Run ``ewald_real`` of evaluator ``ev`` on walkers ``x`` (2 walkers) and its oracle;
     assert every output word and the overflow counts equal; returns the events."""
-    ks, kp = ev.ks, ev.ks["ewald_real"]
+    ks, kp, h = ev.ks, ev.ks["ewald_real"], ev.halo
     fb = ev.fractional(x)
     fw = ks.encode("ewald_real", "frac", fb, step)
     cv = ks.context("ewald_real", step)
     out = np.zeros(2, np.int64)
-    K.real_kernel(cv, fw, fb, ev._lat, ev._img, ev._cand, ev._ncand, ev.charges, ev._par,
-                  ev._coef, out)
+    K.real_kernel(cv, fw, fb, ev._lat, h.boxes, h.reach, h.shifts,
+                  np.int64(fb.shape[1] * h.per_charge), ev.charges, ev._par, ev._coef, out)
     got = reported("ewald_real", ks.report("ewald_real", cv))
 
     ref = Ref(kp, step_seed(seed, step))
     frac = words(kp, "frac", fw)
-    img = ev._img.T.tolist()
-    cand = [list(ev._cand[b, :ev._ncand[b]]) for b in range(len(ev._ncand))]
     for w in range(2):
         ref.p = w
-        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), img,
-                                         cand, ev.charges, ev._par, F.COEFFICIENTS.tolist())
+        total, n_in = oracle_real_walker(ref, frac[w], fb[w].tolist(), ev._lat.tolist(), h,
+                                         ev.charges, ev._par, F.COEFFICIENTS.tolist())
         assert n_in >= min_inside, n_in  # images of pairs inside the cut-off
         assert R.value(int(out[w]), kp.format_of("sum")) == total, w
     assert got == ref.events, (got, ref.events)
@@ -323,18 +338,18 @@ def check_real_kernel(ev, x, seed, step, min_inside):
 REAL_NARROW = {"phi": (0.0, 0.06), "term": (-0.1, 0.1), "sum": (-0.01, 0.01),
                "inv_r": (0.0, 1.9), "gauss": (0.0, 0.4)}
 REAL_ALL = {"phi", "sum", "inv_r", "gauss"}
-#: nint rounded down (floor): dred in [0, 1), so dterm (up to 3 bohr) overflows; t rounded
-#: toward zero, the rest half up.
-FLOOR_NINT = ("fixed:28:half_up:saturate,ewald_real.nint=fixed:28:floor,"
-              "ewald_real.t=fixed:28:zero")
+#: Per-variable modes: the images' coordinates rounded down (floor), t toward zero, the rest
+#: half up; de narrowed to +-2 bohr, so the farther entries saturate.
+PER_VARIABLE = ("fixed:28:half_up:saturate,ewald_real.ipos=fixed:28:floor,"
+                "ewald_real.t=fixed:28:zero")
 
 
 @pytest.mark.parametrize("spec, ranges, expect", [
     ("fixed:32", None, set()),
     ("fixed:64", None, set()),
     ("fixed:26:half_even:wrap", REAL_NARROW, REAL_ALL),
-    ("fixed:30:stochastic:saturate", REAL_NARROW, REAL_ALL | {"term"}),
-    (FLOOR_NINT, {"phi": (0.0, 0.06)}, {"dterm", "phi"})])
+    ("fixed:30:stochastic:saturate", REAL_NARROW, REAL_ALL),
+    (PER_VARIABLE, {"phi": (0.0, 0.06), "de": (-2.0, 2.0)}, {"de", "phi"})])
 def test_ewald_real_is_bit_exact(spec, ranges, expect):
     cell = Cell(SKEWED)
     q = np.array([1.0, -1.0, 2.0])

@@ -20,7 +20,7 @@ from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
-from fixedqmc.systems.periodic.pair_geometry import image_candidates
+from fixedqmc.systems.periodic.halo import halo_geometry
 from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, _charges, _walkers,
                                              constant_parts, resolve_parameters)
 from fixedqmc.errors import FixedQMCError
@@ -62,10 +62,14 @@ def real_ranges(params: EwaldParameters, charges, lat: np.ndarray | None = None,
     height difference of two charges off a 2D plane (bohr; 0 in 3D and in the plane)."""
     cell, q = params.cell, np.asarray(charges, np.float64)
     lat = lattice3(cell.reduced) if lat is None else lat
-    rho = max(cell.reduced_radius, height)
-    img_max = float(np.abs(params.images).max())
-    de_max = max(cell.reduced_radius + float(np.linalg.norm(params.images, axis=1).max()),
-                 height)
+    halo = halo_geometry(cell.reduced, params.real_cutoff, q.size)
+    absl = np.abs(lat)
+    pos_max = float(absl.sum(axis=0).max())               # |pos_c| <= sum_k |lattice[k, c]|
+    img_max = float((halo.shifts[:, None] * absl).sum(axis=0).max())
+    # a tested entry's fractional coordinates differ from those of pos_i by at most 1/nb +
+    # reach per periodic axis; off the plane, by the height difference
+    span = np.where(halo.shifts > 0, 1 / halo.boxes + halo.reach, 0.0)
+    de_max = max(float((span[:, None] * absl).sum(axis=0).max()), height)
     qmax, qabs = float(np.abs(q).max()), float(np.abs(q).sum())
     g = params.gamma
     if cell.dim == 3:
@@ -77,9 +81,9 @@ def real_ranges(params: EwaldParameters, charges, lat: np.ndarray | None = None,
     coef_abs = float(np.abs(F.COEFFICIENTS).sum())
     x_max = g * params.real_cutoff
     return {
-        "frac": (0, 1), "dfrac": (-1, 1), "nint": (-1, 1), "dred": (-0.5, 0.5),
-        "lattice": _sym(np.abs(lat).max()), "dterm": _sym(0.5 * np.abs(lat).max()),
-        "d": _sym(rho), "image": _sym(img_max), "de": _sym(de_max), "de2": (0, de_max ** 2),
+        "frac": (0, 1), "lattice": _sym(absl.max()), "pterm": _sym(absl.max()),
+        "pos": _sym(pos_max), "image": _sym(img_max), "ipos": _sym(pos_max + img_max),
+        "de": _sym(de_max), "de2": (0, de_max ** 2),
         "s": (0, 3 * de_max ** 2), "cut2": (0, params.real_cutoff ** 2),
         "inv_r": (0, 1 / R_MIN), "r": (0, params.real_cutoff), "gamma": (0, g),
         "x": (0, x_max), "p": (0, F.P), "px": (0, F.P * x_max), "one": (0, 1),
@@ -145,10 +149,7 @@ class EwaldEvaluator:
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed,
                             runtime=not specialise)
         self.log = self.ks.log
-        self._img = np.ascontiguousarray(pad3(self.params.images).T)  # (3, n_R)
-        self._cand, self._ncand = image_candidates(lattice3(cell.reduced),
-                                                   pad3(self.params.images),
-                                                   self.params.real_cutoff)
+        self.halo = halo_geometry(cell.reduced, self.params.real_cutoff, self.charges.size)
         self._gint = pad3(self.params.gints).astype(np.int64)
         self._nmax = int(np.abs(self._gint).max(initial=0))
         self._weights = np.ascontiguousarray(self.params.weights, np.float64)
@@ -178,10 +179,11 @@ class EwaldEvaluator:
         f = self.fractional(positions)
         cv = ks.context("ewald_real", step)
         out = np.zeros(f.shape[0], ks["ewald_real"].dtype)
-        lat, img, par, coef = ks.constants("ewald_real", self._lat, self._img, self._par,
-                                           self._coef)
-        args = (cv, ks.encode("ewald_real", "frac", f, step), f, lat, img, self._cand,
-                self._ncand, self.charges, par, coef, out)
+        lat, q, par, coef = ks.constants("ewald_real", self._lat, self.charges, self._par,
+                                         self._coef)
+        h = self.halo
+        args = (cv, ks.encode("ewald_real", "frac", f, step), f, lat, h.boxes, h.reach,
+                h.shifts, np.int64(f.shape[1] * h.per_charge), q, par, coef, out)
         ks.launch(K.real_kernel, args, "ewald_real")
         ks.report("ewald_real", cv)
         return ks.decode("ewald_real", "sum", out)

@@ -7,19 +7,20 @@ coordinates* ``frac`` in [0, 1) of the cell's reduced basis (:class:`Cell.reduce
 zeros (so one source serves 3D and 2D).
 
 ``ewald_real``
-    ``sum_{i<j} q_i q_j sum_R erfc(gamma |d_ij - R|) / |d_ij - R|`` over the images ``R``
-    with ``|d_ij - R|**2 < cut2`` (hartree), the displacement reduced in fractional
-    coordinates: ``dfrac = f_i - f_j``, ``nint = round_int(dfrac)``, ``dred = dfrac -
-    nint`` in [-1/2, 1/2], ``d_c = sum_k dred_k lattice[k, c]`` (bohr).  Three loops per
-    electron i: the displacements of all j > i (a loop that vectorises); per pair, the
-    candidate images of its bin (:func:`.pair_geometry.image_candidates`: a few of the
-    n_R, every image the cut-off test can accept), ``de = d - R``, ``s = sum de**2``, and
-    the ``s < cut2`` kept (no branch); then per kept term (a loop that vectorises in float
-    contexts): ``inv_r = rsqrt(s)``, ``r = s inv_r``,
-    ``x = gamma r``, the erfc form of :mod:`~fixedqmc.systems.periodic.erfc_form`
-    (``den = 1 + P x``, ``t = recip(den)``, ``u = T_A t + T_B``, Horner ``h``, ``gauss =
-    exp(neg_g2 s)``, ``erfc = gauss h``), ``phi = erfc inv_r``, ``term = qq phi``,
-    accumulated in ``sum``.
+    ``sum_{i<j} q_i q_j sum_R erfc(gamma |x_j + R - x_i|) / |x_j + R - x_i|`` over the
+    images with ``|x_j + R - x_i|**2 < cut2`` (hartree), by the image halos of
+    :mod:`.halo`.  Per walker: the cartesian position of every charge, ``pterm = frac_k
+    lattice[k, c]`` summed in ``pos`` (bohr); then per charge j and integer shift n that
+    can reach a box (the float64 coordinates ``fb`` decide, :func:`.halo.box_range`) the
+    image ``ipos = pos + image`` (``image`` the const ``R_c``, bohr), formed once and
+    appended to every such box's list; then per electron i, over the entries of its box
+    with j > i (a loop that vectorises): ``de = ipos - pos_i``, ``s = sum de**2``, and the
+    ``s < cut2`` kept (no branch); then per kept term (a loop that vectorises in float
+    contexts): ``inv_r = rsqrt(s)``, ``r = s inv_r``, ``x = gamma r``, the erfc form of
+    :mod:`~fixedqmc.systems.periodic.erfc_form` (``den = 1 + P x``, ``t = recip(den)``,
+    ``u = T_A t + T_B``, Horner ``h``, ``gauss = exp(neg_g2 s)``, ``erfc = gauss h``), ``phi
+    = erfc inv_r``, ``qq`` (the const ``q_i q_j``), ``term = qq phi``, accumulated in
+    ``sum``.
 ``ewald_recip``
     per charge j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, by
     :func:`.phasors.all_powers` (shared with ``jastrow_p``: per value the operations of
@@ -46,14 +47,23 @@ import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
-                                      chunk_bounds, const, less, load, mul, n_chunks, store)
+                                      chunk_bounds, const, less, load, mul, n_chunks, store,
+                                      sub)
 from fixedqmc.numerics.kernel_ops import exp, rsqrt
 from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS, ERFCX_VARIABLES, make_erfcx
-from fixedqmc.systems.periodic.pair_geometry import (BINS, PAIR_VARIABLES, bin_of,
-                                                     displacement, to_image)
+from fixedqmc.systems.periodic.halo import box_index, box_range
 from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, all_powers, times
 
-REAL_VARIABLES = PAIR_VARIABLES + (
+REAL_VARIABLES = (
+    ("frac", "a reduced fractional coordinate, [0, 1)"),
+    ("lattice", "a component of a reduced lattice vector (bohr)"),
+    ("pterm", "frac_k lattice[k, c] (bohr)"),
+    ("pos", "a cartesian coordinate of a charge (sum, bohr)"),
+    ("image", "a component of an image vector R (bohr)"),
+    ("ipos", "pos + image: a coordinate of an image of a charge (bohr)"),
+    ("de", "ipos_j - pos_i, a component (bohr)"),
+    ("de2", "de**2 (bohr**2)"),
+    ("s", "|x_j + R - x_i|**2 (sum, bohr**2)"),
     ("cut2", "real_cutoff**2 (bohr**2)"),
     ("inv_r", "1 / |d - R| (1/bohr)"),
     ("r", "|d - R| (bohr)"),
@@ -84,9 +94,9 @@ RECIP_VARIABLES = PHASOR_VARIABLES + (
 #: The order of the constants in ``par`` of :func:`real_kernel`.
 REAL_PARAMETERS = ("cut2", "gamma", "p", "one", "ta", "tb", "neg_g2")
 
-(FRAC, DFRAC, NINT, DRED, LAT, DTERM, D, IMAGE, DE, DE2, S, CUT2, INV_R, R, GAMMA, X, PP,
- PX, ONE, DEN, T, TA, TAT, TB, U, COEF, HU, H, NEG_G2, ARG, GAUSS, ERFC, PHI, QQ, TERM,
- SUM) = range(36)
+(FRAC, LAT, PTERM, POS, IMAGE, IPOS, DE, DE2, S, CUT2, INV_R, R, GAMMA, X, PP, PX, ONE,
+ DEN, T, TA, TAT, TB, U, COEF, HU, H, NEG_G2, ARG, GAUSS, ERFC, PHI, QQ, TERM,
+ SUM) = range(34)
 (K_Q, K_QCOS, K_QSIN, K_SRE, K_SIM, K_SQ, K_MAG, K_WEIGHT, K_WTERM,
  K_SUM) = range(len(PHASOR_VARIABLES), len(PHASOR_VARIABLES) + 10)
 
@@ -109,57 +119,114 @@ def _screened(e, s, par, coef):
     return mul(e, mul(e, gauss, h, ERFC), inv_r, PHI)
 
 
-@njit
-def _real_walker(e, f, fb, lat, img, cand, ncand, q, par, coef, out, w):
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _position(e, f0, f1, f2, lat, c):
+    """Component c of ``sum_k frac_k lattice[k]`` (``pos``, bohr)."""
+    acc = acc_add(e, acc_zero(e, POS), mul(e, f0, const(e, lat[0, c], LAT), PTERM), POS)
+    acc = acc_add(e, acc, mul(e, f1, const(e, lat[1, c], LAT), PTERM), POS)
+    return acc_value(e, acc_add(e, acc, mul(e, f2, const(e, lat[2, c], LAT), PTERM), POS), POS)
+
+
+@njit(inline="always")  # takes kernel values: their variable ids must stay literal
+def _halo(e, f, fb, lat, boxes, reach, shifts, q, pos, hb, qb, first, cnt):
+    """Fill the box lists of :mod:`.halo`: ``pos`` (3, N) the charges' ``pos`` words, ``hb``
+    (n_boxes, 3, cap) the ``ipos`` words of the images, ``qb`` (n_boxes, cap) their
+    charges, ``first[b, j]`` the first entry of charge j in box b (``first[b, N]`` =
+    ``cnt[b]`` the length of the list)."""
     n = f.shape[0]
-    dbuf = np.empty((3, n), out.dtype)
-    bbuf = np.empty(n, np.int64)
-    sbuf = np.empty(n * cand.shape[1], out.dtype)
-    qbuf = np.empty(n * cand.shape[1], out.dtype)
+    nb0, nb1, nb2 = boxes[0], boxes[1], boxes[2]
+    for j in range(n):
+        f0, f1, f2 = load(e, f[j, 0], FRAC), load(e, f[j, 1], FRAC), load(e, f[j, 2], FRAC)
+        for c in range(3):
+            pos[c, j] = store(e, _position(e, f0, f1, f2, lat, c))
+    cnt[:] = 0
+    for j in range(n):
+        first[:, j] = cnt
+        p0, p1, p2 = load(e, pos[0, j], POS), load(e, pos[1, j], POS), load(e, pos[2, j], POS)
+        for n0 in range(-shifts[0], shifts[0] + 1):
+            lo0, hi0 = box_range(fb[j, 0] + n0, reach[0], nb0)
+            if lo0 > hi0:
+                continue
+            for n1 in range(-shifts[1], shifts[1] + 1):
+                lo1, hi1 = box_range(fb[j, 1] + n1, reach[1], nb1)
+                if lo1 > hi1:
+                    continue
+                for n2 in range(-shifts[2], shifts[2] + 1):
+                    lo2, hi2 = box_range(fb[j, 2] + n2, reach[2], nb2)
+                    if lo2 > hi2:
+                        continue
+                    r0 = n0 * lat[0, 0] + n1 * lat[1, 0] + n2 * lat[2, 0]
+                    r1 = n0 * lat[0, 1] + n1 * lat[1, 1] + n2 * lat[2, 1]
+                    r2 = n0 * lat[0, 2] + n1 * lat[1, 2] + n2 * lat[2, 2]
+                    w0 = store(e, add(e, p0, const(e, r0, IMAGE), IPOS))
+                    w1 = store(e, add(e, p1, const(e, r1, IMAGE), IPOS))
+                    w2 = store(e, add(e, p2, const(e, r2, IMAGE), IPOS))
+                    for b0 in range(lo0, hi0 + 1):
+                        for b1 in range(lo1, hi1 + 1):
+                            for b2 in range(lo2, hi2 + 1):
+                                b = (b0 * nb1 + b1) * nb2 + b2
+                                m = cnt[b]
+                                hb[b, 0, m], hb[b, 1, m], hb[b, 2, m] = w0, w1, w2
+                                qb[b, m] = q[j]
+                                cnt[b] = m + 1
+    first[:, n] = cnt
+
+
+@njit
+def _real_walker(e, f, fb, lat, boxes, reach, shifts, q, par, coef, buf, out, w):
+    pos, hb, qb, first, cnt, sall, sbuf, qf = buf
+    n = f.shape[0]
+    _halo(e, f, fb, lat, boxes, reach, shifts, q, pos, hb, qb, first, cnt)
     total = acc_zero(e, SUM)
     cut2 = const(e, par[0], CUT2)
     for i in range(n):
-        fi0, fi1, fi2 = load(e, f[i, 0], FRAC), load(e, f[i, 1], FRAC), load(e, f[i, 2], FRAC)
-        for j in range(i + 1, n):  # displacements and bins (vectorises)
-            d0, d1, d2 = displacement(e, fi0, fi1, fi2, load(e, f[j, 0], FRAC),
-                                      load(e, f[j, 1], FRAC), load(e, f[j, 2], FRAC), lat)
-            dbuf[0, j], dbuf[1, j], dbuf[2, j] = store(e, d0), store(e, d1), store(e, d2)
-            bbuf[j] = bin_of(fb, i, j, BINS)
+        b = box_index(fb, i, boxes)
+        lo, hi = first[b, i + 1], cnt[b]
+        h0, h1, h2, qs = hb[b, 0, lo:hi], hb[b, 1, lo:hi], hb[b, 2, lo:hi], qb[b, lo:hi]
+        p0, p1, p2 = load(e, pos[0, i], POS), load(e, pos[1, i], POS), load(e, pos[2, i], POS)
+        for k in range(hi - lo):  # every entry's s (vectorises)
+            e0 = sub(e, load(e, h0[k], IPOS), p0, DE)
+            e1 = sub(e, load(e, h1[k], IPOS), p1, DE)
+            e2 = sub(e, load(e, h2[k], IPOS), p2, DE)
+            acc = acc_add(e, acc_zero(e, S), mul(e, e0, e0, DE2), S)
+            acc = acc_add(e, acc, mul(e, e1, e1, DE2), S)
+            sall[k] = store(e, acc_value(e, acc_add(e, acc, mul(e, e2, e2, DE2), S), S))
         count = 0
-        for j in range(i + 1, n):  # the candidate images inside the cut-off
-            d0, d1, d2 = load(e, dbuf[0, j], D), load(e, dbuf[1, j], D), load(e, dbuf[2, j], D)
-            b = bbuf[j]
-            qq = store(e, const(e, q[i] * q[j], QQ))
-            for c in range(ncand[b]):  # kept if inside (no branch: it is unpredictable)
-                e0, e1, e2, s = to_image(e, d0, d1, d2, img, cand[b, c])
-                sbuf[count] = store(e, s)
-                qbuf[count] = qq
-                count += 1 if less(e, s, cut2) else 0
+        for k in range(hi - lo):  # kept if inside (no branch: it is unpredictable)
+            sbuf[count] = sall[k]
+            qf[count] = qs[k]
+            count += 1 if less(e, load(e, sall[k], S), cut2) else 0
+        qi = q[i]
         for m in range(count):  # their screened Coulomb terms (vectorises)
             phi = _screened(e, load(e, sbuf[m], S), par, coef)
-            total = acc_add(e, total, mul(e, load(e, qbuf[m], QQ), phi, TERM), SUM)
+            total = acc_add(e, total, mul(e, const(e, qi * qf[m], QQ), phi, TERM), SUM)
     out[w] = store(e, acc_value(e, total, SUM))
 
 
 @njit
-def _real_chunk(cv, k, f, fb, lat, img, cand, ncand, q, par, coef, out):
+def _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out):
     c = chunk(cv, k)
     lo, hi = chunk_bounds(cv, f.shape[0], k)
+    n, nbox, dt, qt = f.shape[1], boxes[0] * boxes[1] * boxes[2], out.dtype, q.dtype
+    buf = (np.empty((3, n), dt), np.empty((nbox, 3, cap), dt), np.empty((nbox, cap), qt),
+           np.empty((nbox, n + 1), np.int64), np.empty(nbox, np.int64), np.empty(cap, dt),
+           np.empty(cap, dt), np.empty(cap, qt))
     for w in range(lo, hi):
-        _real_walker(at(c, w), f[w], fb[w], lat, img, cand, ncand, q, par, coef, out, w)
+        _real_walker(at(c, w), f[w], fb[w], lat, boxes, reach, shifts, q, par, coef, buf,
+                     out, w)
 
 
 @njit(parallel=True, cache=True)
-def real_kernel(cv, f, fb, lat, img, cand, ncand, q, par, coef, out):
+def real_kernel(cv, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out):
     """``out[w]`` = the real-space Ewald sum (``ewald_real.sum`` words, hartree) of walkers
     ``f`` (n_w, N, 3) ``ewald_real.frac`` words, ``fb`` the same coordinates in float64
-    (they choose each pair's candidate images); ``lat`` (3, 3) the reduced lattice (rows,
-    bohr), ``img`` (3, n_R) image vectors (columns, bohr), ``cand`` and ``ncand`` the
-    candidate tables of :func:`.pair_geometry.image_candidates` (with :data:`.BINS`), ``q``
-    (N,) charges, ``par`` the constants of :data:`REAL_PARAMETERS`, ``coef`` the erfcx
+    (they decide the halos' lists); ``lat`` (3, 3) the reduced lattice (rows, bohr; a 2D
+    cell's third row zero, a slab's ``(0, 0, L_z)``), ``boxes``, ``reach``, ``shifts`` and
+    ``cap`` (a box list's capacity, ``N per_charge``) the :class:`.halo.HaloGeometry`, ``q``
+    (N,) charges (of the constants' type), ``par`` the constants of :data:`REAL_PARAMETERS`, ``coef`` the erfcx
     polynomial (:data:`N_COEF`), all float64 (float32 kernels: float32 constants)."""
     for k in prange(n_chunks(cv, f.shape[0])):
-        _real_chunk(cv, k, f, fb, lat, img, cand, ncand, q, par, coef, out)
+        _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out)
 
 
 # ------------------------------------------------------------ reciprocal space --

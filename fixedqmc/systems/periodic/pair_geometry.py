@@ -1,6 +1,6 @@
 """Minimum-image pair geometry inside the periodic kernels, written once (seed 000, Sec. 2).
 
-The first variables of every pair kernel of a periodic system (``ewald_real``, ``jastrow_u``):
+The first variables of the Jastrow pair kernel (``jastrow_u``):
 two electrons' reduced fractional coordinates ``f_i``, ``f_j`` in [0, 1), the difference
 reduced to [-1/2, 1/2] by ``round_int`` (``dred = dfrac - nint``), the cartesian displacement
 ``d_c = sum_k dred_k lattice[k, c]`` in the cell's reduced basis (bohr), then per image ``R``
@@ -9,8 +9,6 @@ with :data:`PAIR_VARIABLES`, so the ids below are its own.
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 from numba import njit
@@ -70,70 +68,6 @@ def to_image(e, d0, d1, d2, img, m):
     acc = acc_add(e, acc_zero(e, S), mul(e, e0, e0, DE2), S)
     acc = acc_add(e, acc, mul(e, e1, e1, DE2), S)
     return e0, e1, e2, acc_value(e, acc_add(e, acc, mul(e, e2, e2, DE2), S), S)
-
-
-# ------------------------------------------------------------ candidate images --
-#: Bins per axis of the reduced displacement in the candidate-image tables.
-BINS = 8
-#: Slack of a bin in fractional coordinates (covers a kernel's rounding of ``dred``,
-#: including a difference of +-1 in ``nint`` at ``|dfrac| = 1/2``).
-BIN_SLACK = 1e-3
-#: Relative margin on the cut-off (covers a kernel's rounding of ``d`` and ``s``).
-CUTOFF_MARGIN = 1e-2
-
-
-def image_candidates(lattice: np.ndarray, images: np.ndarray, cutoff: float,
-                     bins: int = BINS) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate-image tables for pair loops: ``(cand, count)``, ``cand`` (bins**3, K) int64
-    and ``count`` (bins**3,) int64.
-
-    A pair's reduced displacement ``dred`` (in [-1/2, 1/2]**3, the kernels' ``dred``) falls
-    in bin ``(b_0 bins + b_1) bins + b_2`` with ``b_k = floor((dred_k + 1/2) bins)`` (clamped
-    to ``bins - 1``; :func:`bin_of`).  ``cand[b, :count[b]]`` are the indices, in their order,
-    of the ``images`` (n_R, 3) (bohr) that can lie within ``cutoff (1 + CUTOFF_MARGIN)`` of
-    any displacement of the bin widened by :data:`BIN_SLACK` (and, on an edge bin, of its
-    mirror image across the cell face): every image a kernel's cut-off test can accept.
-    ``lattice`` (3, 3) the reduced lattice rows (bohr; a 2D cell's third row zero)."""
-    lat = np.asarray(lattice, np.float64)
-    img = np.asarray(images, np.float64)
-    reach = cutoff * (1 + CUTOFF_MARGIN)
-    edges = np.linspace(-0.5, 0.5, bins + 1)
-    lists = []
-    for b in itertools.product(range(bins), repeat=3):
-        per_axis = []
-        for k in b:
-            lo, hi = edges[k] - BIN_SLACK, edges[k + 1] + BIN_SLACK
-            spans = [(lo, hi)]
-            if k == 0:
-                spans.append((0.5 - BIN_SLACK, 0.5))
-            if k == bins - 1:
-                spans.append((-0.5, -0.5 + BIN_SLACK))
-            per_axis.append(spans)
-        near = np.zeros(len(img), bool)
-        for box in itertools.product(*per_axis):
-            corners = np.array(list(itertools.product(*box))) @ lat
-            centre = corners.mean(axis=0)
-            radius = np.linalg.norm(corners - centre, axis=1).max()
-            near |= np.linalg.norm(img - centre, axis=1) < reach + radius
-        lists.append(np.flatnonzero(near))
-    count = np.array([len(c) for c in lists], np.int64)
-    cand = np.zeros((len(lists), max(1, int(count.max()))), np.int64)
-    for b, c in enumerate(lists):
-        cand[b, :len(c)] = c
-    return cand, count
-
-
-@njit(inline="always")
-def bin_of(fb, i, j, bins):
-    """The candidate-table bin (:func:`image_candidates`) of the pair (i, j) from float64
-    reduced fractional coordinates ``fb`` (N, 3)."""
-    b = 0
-    for k in range(3):
-        t = fb[i, k] - fb[j, k]
-        t = t - np.rint(t)
-        c = np.int64((t + 0.5) * bins)
-        b = b * bins + min(max(c, 0), bins - 1)
-    return b
 
 
 @njit(inline="always")

@@ -4,13 +4,12 @@ at any precision per kernel (seed 000, Eq. 2, 5-6 with the heights kept).
 :class:`SlabEwaldEvaluator` runs two named kernels, each with its own precision:
 
 ``ewald_real``
-    the real-space kernel of :mod:`fixedqmc.systems.periodic.kernels`, unchanged: the
-    height is its third coordinate.  The lattice it reads gets the third row ``(0, 0,
-    L_z)`` and the third fractional coordinate is ``(z - z_lo) / L_z`` with ``L_z = 5/2
-    max(z_hi - z_lo, 1 bohr)``, so height differences stay inside (-1/2, 1/2) of a turn and
-    the kernel's reduction to the nearest integer never wraps them: its displacement is
-    ``(rho_ij, z_ij)`` and ``s = |rho_ij - R|**2 + z_ij**2``.  The candidate images are
-    those of the in-plane cell (every image with ``s < R_c**2`` has ``|rho_ij - R| < R_c``).
+    the real-space kernel of :mod:`fixedqmc.systems.periodic.kernels`: the height is its
+    third coordinate.  The lattice it reads gets the third row ``(0, 0, L_z)`` and the third
+    fractional coordinate is ``(z - z_lo) / L_z`` with ``L_z = 5/2 max(z_hi - z_lo, 1
+    bohr)``; the height axis is not periodic (one box of the halo, no shifts), so the
+    kernel's ``s`` is ``|rho_ij - R|**2 + z_ij**2``.  The halo is that of the in-plane cell
+    (every image with ``s < R_c**2`` has ``|rho_ij - R| < R_c``).
 ``slab_recip``
     :mod:`fixedqmc.systems.periodic.slab_kernels`: the cross pairs of the reciprocal sum
     (``F(G, z_ij)``, Eq. 5) and the height part of the G = 0 term.

@@ -15,7 +15,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic.cell import Cell, bcc, fcc, hexagonal, simple_cubic, square
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, lattice3
-from fixedqmc.systems.periodic.halo import box_index, box_range, halo_geometry
+from fixedqmc.systems.periodic.halo import box_gap, box_index, box_range, halo_geometry
 from fixedqmc.systems.periodic.ewald import (COST_RATIO, balanced_gamma, ewald_energy, ewald_parameters,
                                              move_energy, structure_factors)
 from strategies import random_charges
@@ -285,8 +285,9 @@ def test_ewald_kernels_of_a_2d_cell_read_a_full_3x3_lattice():
                                         (hexagonal(12.0), 58), (simple_cubic(12.0), 1000)])
 def test_the_halo_holds_every_image_inside_the_cutoff(lattice, n):
     """Every image x_j + R within the cut-off of x_i (i < j) is in the list of i's box: its
-    shift is within the halo's and, per axis, i's box is in the image's box range (the
-    compiled tests the kernel runs), also for charges at the cell faces."""
+    shift is within the halo's, per axis i's box is in the image's box range, and the box
+    is within the halo's ball (the compiled tests the kernel runs), also for charges at the
+    cell faces."""
     cell = Cell(lattice)
     params = ewald_parameters(cell, np.ones(n), 1e-8)
     halo = halo_geometry(cell.reduced, params.real_cutoff, n)
@@ -313,15 +314,17 @@ def test_the_halo_holds_every_image_inside_the_cutoff(lattice, n):
 def in_box_range(f, shift, halo):
     """Whether the image of charge 1 shifted by ``shift`` is in the list of charge 0's box."""
     out = np.zeros(1, np.int64)
-    _in_box_range(f, shift.astype(np.float64), halo.reach, halo.boxes, out)
+    _in_box_range(f, shift.astype(np.float64), halo.reach, halo.boxes, halo.ball, out)
     return bool(out[0])
 
 
 @njit
-def _in_box_range(f, shift, reach, boxes, out):
+def _in_box_range(f, shift, reach, boxes, ball, out):
     b = box_index(f, 0, boxes)  # (b_0 nb_1 + b_1) nb_2 + b_2
-    ok = 1
+    ok, gaps = 1, 0.0
     for k, stride in enumerate((boxes[1] * boxes[2], boxes[2], 1)):
         lo, hi = box_range(f[1, k] + shift[k], reach[k], boxes[k])
-        ok &= lo <= (b // stride) % boxes[k] <= hi
-    out[0] = ok
+        bk = (b // stride) % boxes[k]
+        ok &= lo <= bk <= hi
+        gaps += box_gap(f[1, k] + shift[k], bk, boxes[k])
+    out[0] = ok and gaps < ball

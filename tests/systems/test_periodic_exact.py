@@ -89,6 +89,7 @@ from fixedqmc.systems.periodic import jastrow_p_kernel as PK
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.evaluator import EwaldEvaluator, pad3
+from fixedqmc.systems.periodic.halo import SLACK
 from fixedqmc.systems.periodic.ewald import COST_RATIO, balanced_gamma, ewald_parameters
 from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 from fixedqmc.systems.periodic import slab_kernels as SK
@@ -270,6 +271,12 @@ def oracle_box_range(g, reach, nb):
     return (max(0, math.floor((g - reach) * nb)), min(nb - 1, math.floor((g + reach) * nb)))
 
 
+def oracle_box_gap(g, b, nb):
+    """The squared gap of g from box b beyond the slack (as ``halo.box_gap``)."""
+    t = max(0.0, max(b / nb - g, g - (b + 1) / nb) - SLACK)
+    return t * t
+
+
 def oracle_real_walker(ref, frac, fb, lat, halo, q, par, coef):
     """(sum, number of images inside the cut-off) of one walker in the kernel's order: the
     positions, the images of the halo (per charge and shift, in the box ranges the float64
@@ -289,7 +296,9 @@ def oracle_real_walker(ref, frac, fb, lat, halo, q, par, coef):
                 rc = shift[0] * lat[0][c] + shift[1] * lat[1][c] + shift[2] * lat[2][c]
                 ipos.append(ref.r(pos[j][c] + ref.r(rc, "image"), "ipos"))
             for b in itertools.product(*(range(lo, hi + 1) for lo, hi in spans)):
-                boxes.setdefault((b[0] * nb[1] + b[1]) * nb[2] + b[2], []).append((j, ipos))
+                gaps = [oracle_box_gap(fb[j][k] + shift[k], b[k], nb[k]) for k in range(3)]
+                if gaps[0] + gaps[1] + gaps[2] < halo.ball:
+                    boxes.setdefault((b[0] * nb[1] + b[1]) * nb[2] + b[2], []).append((j, ipos))
     cut2 = ref.r(float(par[0]), "cut2")
     terms = []
     for i in range(n):
@@ -317,7 +326,7 @@ def check_real_kernel(ev, x, seed, step, min_inside):
     fw = ks.encode("ewald_real", "frac", fb, step)
     cv = ks.context("ewald_real", step)
     out = np.zeros(2, np.int64)
-    K.real_kernel(cv, fw, fb, ev._lat, h.boxes, h.reach, h.shifts,
+    K.real_kernel(cv, fw, fb, ev._lat, h.boxes, h.reach, h.shifts, h.ball,
                   np.int64(fb.shape[1] * h.per_charge), ev.charges, ev._par, ev._coef, out)
     got = reported("ewald_real", ks.report("ewald_real", cv))
 

@@ -183,7 +183,7 @@ class EwaldEvaluator:
                                          self._coef)
         h = self.halo
         args = (cv, ks.encode("ewald_real", "frac", f, step), f, lat, h.boxes, h.reach,
-                h.shifts, np.int64(f.shape[1] * h.per_charge), q, par, coef, out)
+                h.shifts, h.ball, np.int64(f.shape[1] * h.per_charge), q, par, coef, out)
         ks.launch(K.real_kernel, args, "ewald_real")
         ks.report("ewald_real", cv)
         return ks.decode("ewald_real", "sum", out)

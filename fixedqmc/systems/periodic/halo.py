@@ -11,7 +11,12 @@ fractional coordinate ``g_k = f_jk + n_k`` must lie within ``reach_k`` of the bo
 coordinates differ by t are at least ``t spacing_k`` apart (``spacing_k`` the distance
 between lattice planes of axis k), so ``reach_k = R_c (1 + CUTOFF_MARGIN) / spacing_k +
 SLACK`` keeps every image the cut-off test ``|x_j + R - x_i|**2 < R_c**2`` can accept (the
-margins cover a kernel's rounding of its words).  The pair sum over ``i < j`` then tests,
+margins cover a kernel's rounding of its words).  The box's corners are cut as well: with
+``t_k`` the fractional distance of ``g_k`` from the box interval less ``SLACK`` (0 inside;
+:func:`box_gap`), the image is kept only if ``sum_k t_k**2 < ball = (R_c (1 +
+CUTOFF_MARGIN))**2 / lambda_min``, ``lambda_min`` the least eigenvalue of the lattice's Gram
+matrix (``|t . lattice|**2 >= lambda_min |t|**2`` for any cell); this drops about a third
+of the entries of a cubic cell at 3 boxes per axis (7-11 % faster at N = 250 and 1024).  The pair sum over ``i < j`` then tests,
 for electron i, the entries of i's box (:func:`box_index`) with ``j > i``: a contiguous tail
 of the box's list, read in order, so the test loop vectorises.
 
@@ -47,12 +52,14 @@ class HaloGeometry:
     (1 on a non-periodic axis), ``reach`` (3,) float64 (fractional units; 1 on a
     non-periodic axis, whose single box then always matches), ``shifts`` (3,) int64 the
     largest ``|n_k|`` (0 on a non-periodic axis), ``per_charge``: a bound on the entries of
-    one charge in one box (a box holds at most ``n per_charge``)."""
+    one charge in one box (a box holds at most ``n per_charge``), ``ball`` the bound on
+    ``sum_k t_k**2`` (module docstring)."""
 
     boxes: np.ndarray
     reach: np.ndarray
     shifts: np.ndarray
     per_charge: int
+    ball: float
 
     @property
     def n_boxes(self) -> int:
@@ -87,7 +94,9 @@ def halo_geometry(lattice: np.ndarray, cutoff: float, n: int, boxes: int | None 
     # integers n_k with f + n_k in an interval of length 1/nb + 2 reach_k (half open): at most
     # floor(length) + 1 of them (the 1e-9 covers the rounding of the box-range test)
     per = math.prod(int(math.floor(1 / nb[k] + 2 * reach[k] + 1e-9)) + 1 for k in range(dim))
-    return HaloGeometry(nb, reach, shifts, per)
+    # |df . lattice|**2 >= lambda_min |df|**2 (lambda_min the Gram matrix's least eigenvalue)
+    ball = (cutoff * (1 + CUTOFF_MARGIN)) ** 2 / float(np.linalg.eigvalsh(lat @ lat.T)[0])
+    return HaloGeometry(nb, reach, shifts, per, ball)
 
 
 @njit(inline="always")
@@ -97,6 +106,14 @@ def box_range(g, reach, nb):
     lo = max(np.int64(0), np.int64(math.floor((g - reach) * nb)))
     hi = min(nb - 1, np.int64(math.floor((g + reach) * nb)))
     return lo, hi
+
+
+@njit(inline="always")
+def box_gap(g, b, nb):
+    """``max(0, t - SLACK)**2``, t the distance of the fractional coordinate ``g`` from box
+    ``b`` (of ``nb``) along one axis."""
+    t = max(0.0, max(b / nb - g, g - (b + 1) / nb) - SLACK)
+    return t * t
 
 
 @njit(inline="always")

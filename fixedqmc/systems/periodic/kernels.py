@@ -51,7 +51,7 @@ from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chu
                                       sub)
 from fixedqmc.numerics.kernel_ops import exp, rsqrt
 from fixedqmc.systems.periodic.erfc_form import COEFFICIENTS, ERFCX_VARIABLES, make_erfcx
-from fixedqmc.systems.periodic.halo import box_index, box_range
+from fixedqmc.systems.periodic.halo import box_gap, box_index, box_range
 from fixedqmc.systems.periodic.phasors import PHASOR_VARIABLES, PW, all_powers, times
 
 REAL_VARIABLES = (
@@ -128,7 +128,7 @@ def _position(e, f0, f1, f2, lat, c):
 
 
 @njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _halo(e, f, fb, lat, boxes, reach, shifts, q, pos, hb, qb, first, cnt):
+def _halo(e, f, fb, lat, boxes, reach, shifts, ball, q, pos, hb, qb, first, cnt):
     """Fill the box lists of :mod:`.halo`: ``pos`` (3, N) the charges' ``pos`` words, ``hb``
     (n_boxes, 3, cap) the ``ipos`` words of the images, ``qb`` (n_boxes, cap) their
     charges, ``first[b, j]`` the first entry of charge j in box b (``first[b, N]`` =
@@ -161,9 +161,14 @@ def _halo(e, f, fb, lat, boxes, reach, shifts, q, pos, hb, qb, first, cnt):
                     w0 = store(e, add(e, p0, const(e, r0, IMAGE), IPOS))
                     w1 = store(e, add(e, p1, const(e, r1, IMAGE), IPOS))
                     w2 = store(e, add(e, p2, const(e, r2, IMAGE), IPOS))
+                    g0, g1, g2 = fb[j, 0] + n0, fb[j, 1] + n1, fb[j, 2] + n2
                     for b0 in range(lo0, hi0 + 1):
+                        t0 = box_gap(g0, b0, nb0)
                         for b1 in range(lo1, hi1 + 1):
+                            t1 = t0 + box_gap(g1, b1, nb1)
                             for b2 in range(lo2, hi2 + 1):
+                                if t1 + box_gap(g2, b2, nb2) >= ball:
+                                    continue
                                 b = (b0 * nb1 + b1) * nb2 + b2
                                 m = cnt[b]
                                 hb[b, 0, m], hb[b, 1, m], hb[b, 2, m] = w0, w1, w2
@@ -173,10 +178,10 @@ def _halo(e, f, fb, lat, boxes, reach, shifts, q, pos, hb, qb, first, cnt):
 
 
 @njit
-def _real_walker(e, f, fb, lat, boxes, reach, shifts, q, par, coef, buf, out, w):
+def _real_walker(e, f, fb, lat, boxes, reach, shifts, ball, q, par, coef, buf, out, w):
     pos, hb, qb, first, cnt, sall, sbuf, qf = buf
     n = f.shape[0]
-    _halo(e, f, fb, lat, boxes, reach, shifts, q, pos, hb, qb, first, cnt)
+    _halo(e, f, fb, lat, boxes, reach, shifts, ball, q, pos, hb, qb, first, cnt)
     total = acc_zero(e, SUM)
     cut2 = const(e, par[0], CUT2)
     for i in range(n):
@@ -204,7 +209,7 @@ def _real_walker(e, f, fb, lat, boxes, reach, shifts, q, par, coef, buf, out, w)
 
 
 @njit
-def _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out):
+def _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, ball, cap, q, par, coef, out):
     c = chunk(cv, k)
     lo, hi = chunk_bounds(cv, f.shape[0], k)
     n, nbox, dt, qt = f.shape[1], boxes[0] * boxes[1] * boxes[2], out.dtype, q.dtype
@@ -212,12 +217,12 @@ def _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out)
            np.empty((nbox, n + 1), np.int64), np.empty(nbox, np.int64), np.empty(cap, dt),
            np.empty(cap, dt), np.empty(cap, qt))
     for w in range(lo, hi):
-        _real_walker(at(c, w), f[w], fb[w], lat, boxes, reach, shifts, q, par, coef, buf,
-                     out, w)
+        _real_walker(at(c, w), f[w], fb[w], lat, boxes, reach, shifts, ball, q, par, coef,
+                     buf, out, w)
 
 
 @njit(parallel=True, cache=True)
-def real_kernel(cv, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out):
+def real_kernel(cv, f, fb, lat, boxes, reach, shifts, ball, cap, q, par, coef, out):
     """``out[w]`` = the real-space Ewald sum (``ewald_real.sum`` words, hartree) of walkers
     ``f`` (n_w, N, 3) ``ewald_real.frac`` words, ``fb`` the same coordinates in float64
     (they decide the halos' lists); ``lat`` (3, 3) the reduced lattice (rows, bohr; a 2D
@@ -226,7 +231,7 @@ def real_kernel(cv, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out):
     (N,) charges (of the constants' type), ``par`` the constants of :data:`REAL_PARAMETERS`, ``coef`` the erfcx
     polynomial (:data:`N_COEF`), all float64 (float32 kernels: float32 constants)."""
     for k in prange(n_chunks(cv, f.shape[0])):
-        _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, cap, q, par, coef, out)
+        _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, ball, cap, q, par, coef, out)
 
 
 # ------------------------------------------------------------ reciprocal space --

@@ -23,8 +23,11 @@ no such u + p form, so it is compared only with our own float64.  Both Ewald cod
 whole electron-electron energy in the background; PyQMC leaves out the
 constant ``N/2 sum_{n != 0} erfc(alpha |n|) / |n|`` (an electron with its own images), which
 is added back before the two are compared.  Rates are configurations per second (whole
-calls, host work included); ratios are taken within the run, the cost growth with N is a
-least-squares power law over the sizes.
+calls, host work included): our precisions are timed in turn, in :data:`ROUNDS` rounds of
+``min_time / ROUNDS`` each, and the median rate over the rounds is reported, so a slow
+phase of the machine (seconds long on a shared 2-core VM) does not fall on one precision
+only; ratios are taken within the run, the cost growth with N is a least-squares power law
+over the sizes.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ CONFIGS = 16
 #: Requested accuracy of our Ewald sums (relative to sum q**2 / a).
 ACCURACY = 1e-10
 PRECISIONS = ("float64", "float32", "fixed:40")
+#: Rounds in which our precisions are timed in turn (the median rate is reported).
+ROUNDS = 5
 #: The row of our float64 Ewald at PyQMC's accuracy.
 MATCHED = "float64@PyQMC-error"
 SEED = 5
@@ -65,6 +70,18 @@ def _timed(f, min_time: float) -> tuple[int, float]:
         elapsed = time.perf_counter() - t0
         if elapsed >= min_time:
             return calls, elapsed
+
+
+def _interleaved(calls: dict, min_time: float, rounds: int = ROUNDS) -> dict:
+    """``{key: calls per second}`` of the functions ``calls`` ``{key: f}``, timed in turn in
+    ``rounds`` rounds of ``min_time / rounds`` seconds each (one call at least), the median
+    over the rounds: a slow phase of the machine then falls on every key alike."""
+    rates = {k: [] for k in calls}
+    for _ in range(rounds):
+        for k, f in calls.items():
+            n, sec = _timed(f, min_time / rounds)
+            rates[k].append(n / sec)
+    return {k: float(np.median(v)) for k, v in rates.items()}
 
 
 def pyqmc_available() -> str | None:
@@ -121,38 +138,43 @@ def run_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
         cell = heg_cell(n, R_S, 3)
         pos = configurations(cell, n, configs)
         charges = -np.ones(n)
-        ref = None
+        evs = {}
         for spec in precisions:
             ev = EwaldEvaluator(cell, charges, precision=spec, accuracy=ACCURACY)
-            e = ev.energy(pos).total  # compile / warm up
-            calls, sec = _timed(lambda: ev.energy(pos), min_time)
-            ref = e if ref is None else ref
+            evs[spec] = (ev, ev.energy(pos).total)  # compile / warm up
+        rates = _interleaved({s: (lambda ev=ev: ev.energy(pos)) for s, (ev, _) in evs.items()},
+                             min_time)
+        ref = evs[precisions[0]][1]
+        for spec, (ev, e) in evs.items():
             p = ev.params
             rows.append({"N": n, "code": "fixedqmc", "precision": spec, "part": "ewald",
-                         "configs_per_s": calls * configs / sec,
-                         "s_per_config": sec / (calls * configs),
+                         "configs_per_s": rates[spec] * configs,
+                         "s_per_config": 1 / (rates[spec] * configs),
                          "max_abs_dE": float(np.abs(e - ref).max()),
                          "detail": f"gamma {p.gamma:.3g}/bohr, {len(p.images)} images, "
                                    f"{len(p.gints)} G"})
             log(f"N = {n:5d} fixedqmc {spec:10s} {rows[-1]['configs_per_s']:.4g} configs/s")
         jp = bench_jastrow(cell, n)
-        jref = None
+        jevs = {}
         for spec in precisions:
             ev = JastrowEvaluator(jp, spec)
-            v = ev.evaluate(pos)  # compile / warm up
-            calls, sec = _timed(lambda: ev.evaluate(pos), min_time)
-            jref = v if jref is None else jref
+            jevs[spec] = (ev, ev.evaluate(pos))  # compile / warm up
+        rates = _interleaved({s: (lambda ev=ev: ev.evaluate(pos)) for s, (ev, _) in
+                              jevs.items()}, min_time)
+        jref = jevs[precisions[0]][1]
+        for spec, (ev, v) in jevs.items():
             rows.append({"N": n, "code": "fixedqmc", "precision": spec, "part": "jastrow",
-                         "configs_per_s": calls * configs / sec,
-                         "s_per_config": sec / (calls * configs),
+                         "configs_per_s": rates[spec] * configs,
+                         "s_per_config": 1 / (rates[spec] * configs),
                          "max_abs_dE": float(max(np.abs(v.value - jref.value).max(),
                                                  np.abs(v.lap - jref.lap).max())),
                          "detail": f"N_u {jp.n_u}, {jp.n_p} stars, L_u {jp.cutoff:.3g} bohr"})
             log(f"N = {n:5d} fixedqmc {spec:10s} Jastrow {rows[-1]['configs_per_s']:.4g} "
                 "configs/s")
-            rows.append(_jastrow_moves(ev, pos, n, spec, min_time))
-            log(f"N = {n:5d} fixedqmc {spec:10s} Jastrow move "
-                f"{rows[-1]['configs_per_s']:.4g} moves/s")
+        for row in _jastrow_moves({s: ev for s, (ev, _) in jevs.items()}, pos, n, min_time):
+            rows.append(row)
+            log(f"N = {n:5d} fixedqmc {row['precision']:10s} Jastrow move "
+                f"{row['configs_per_s']:.4g} moves/s")
         if why is None:
             from pyqmc.configurations.coord import PeriodicConfigs
             ew, missing = pyqmc_ewald(cell, n)
@@ -166,27 +188,31 @@ def run_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
                          "detail": f"alpha {ew.alpha:.3g}/bohr, 27 images, "
                                    f"{len(ew.gpoints)} G"})
             log(f"N = {n:5d} PyQMC Ewald          {rows[-1]['configs_per_s']:.4g} configs/s")
-            rows.append(_at_matched_accuracy(cell, charges, pos, ref, err / p.energy_scale,
+            scale = evs[precisions[0]][0].params.energy_scale
+            rows.append(_at_matched_accuracy(cell, charges, pos, ref, err / scale,
                                              min_time))
             log(f"N = {n:5d} fixedqmc float64 at PyQMC's error "
                 f"{rows[-1]['configs_per_s']:.4g} configs/s")
     return pd.DataFrame(rows)
 
 
-def _jastrow_moves(ev, pos, n: int, spec: str, min_time: float) -> dict:
-    """One single-electron move of every configuration (electron ``n // 2`` by 0.3 bohr):
-    the change of J and grad_i J at the new place (O(N) per move); the rate counts moves
-    (one per configuration), ``max_abs_dE`` is the largest error of the change of J
-    against the float64 reference (:func:`~fixedqmc.systems.periodic.jastrow.move`)."""
+def _jastrow_moves(evs: dict, pos, n: int, min_time: float) -> list:
+    """Rows of one single-electron move of every configuration (electron ``n // 2`` by 0.3
+    bohr) by the Jastrow evaluators ``evs`` ``{spec: evaluator}``: the change of J and grad_i
+    J at the new place (O(N) per move); the rate counts moves (one per configuration),
+    ``max_abs_dE`` is the largest error of the change of J against the float64 reference
+    (:func:`~fixedqmc.systems.periodic.jastrow.move`)."""
     from fixedqmc.systems.periodic.jastrow import move
     i = n // 2
     new = pos[:, i] + 0.3
-    dj, _ = ev.move(pos, i, new)  # compile / warm up
-    calls, sec = _timed(lambda: ev.move(pos, i, new), min_time)
-    ref, _ = move(ev.params, pos, i, new)
-    return {"N": n, "code": "fixedqmc", "precision": spec, "part": "jastrow move",
-            "configs_per_s": calls * len(pos) / sec, "s_per_config": sec / (calls * len(pos)),
-            "max_abs_dE": float(np.abs(dj - ref).max()), "detail": f"electron {i}, 0.3 bohr"}
+    changes = {s: ev.move(pos, i, new)[0] for s, ev in evs.items()}  # compile / warm up
+    rates = _interleaved({s: (lambda ev=ev: ev.move(pos, i, new)) for s, ev in evs.items()},
+                         min_time)
+    ref, _ = move(next(iter(evs.values())).params, pos, i, new)
+    return [{"N": n, "code": "fixedqmc", "precision": s, "part": "jastrow move",
+             "configs_per_s": rates[s] * len(pos), "s_per_config": 1 / (rates[s] * len(pos)),
+             "max_abs_dE": float(np.abs(dj - ref).max()), "detail": f"electron {i}, 0.3 bohr"}
+            for s, dj in changes.items()]
 
 
 def _at_matched_accuracy(cell, charges, pos, ref, relative_err: float, min_time: float

@@ -10,10 +10,10 @@ zeros (so one source serves 3D and 2D).
     ``sum_{i<j} q_i q_j sum_R erfc(gamma |x_j + R - x_i|) / |x_j + R - x_i|`` over the
     images with ``|x_j + R - x_i|**2 < cut2`` (hartree), by the image halos of
     :mod:`.halo`.  Per walker: the cartesian position of every charge, ``pterm = frac_k
-    lattice[k, c]`` summed in ``pos`` (bohr); then per charge j and integer shift n that
-    can reach a box (the float64 coordinates ``fb`` decide, :func:`.halo.box_range`) the
-    image ``ipos = pos + image`` (``image`` the const ``R_c``, bohr), formed once and
-    appended to every such box's list; then per electron i, over the entries of its box
+    lattice[k, c]`` summed in ``pos`` (bohr); then per charge j and integer shift n whose
+    box ranges (:func:`.halo.box_range`, from the float64 coordinates ``fb``) are not empty
+    the image ``ipos = pos + image`` (``image`` the const ``R_c``, bohr), formed once and
+    appended to the list of every box in range and within the halo's ball; then per electron i, over the entries of its box
     with j > i (a loop that vectorises): ``de = ipos - pos_i``, ``s = sum de**2``, and the
     ``s < cut2`` kept (no branch); then per kept term (a loop that vectorises in float
     contexts): ``inv_r = rsqrt(s)``, ``r = s inv_r``, ``x = gamma r``, the erfc form of
@@ -65,8 +65,8 @@ REAL_VARIABLES = (
     ("de2", "de**2 (bohr**2)"),
     ("s", "|x_j + R - x_i|**2 (sum, bohr**2)"),
     ("cut2", "real_cutoff**2 (bohr**2)"),
-    ("inv_r", "1 / |d - R| (1/bohr)"),
-    ("r", "|d - R| (bohr)"),
+    ("inv_r", "1 / |x_j + R - x_i| (1/bohr)"),
+    ("r", "|x_j + R - x_i| (bohr)"),
     ("gamma", "gamma (1/bohr)"),
     ("x", "gamma r"),
 ) + ERFCX_VARIABLES + (

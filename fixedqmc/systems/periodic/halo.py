@@ -61,15 +61,6 @@ class HaloGeometry:
     per_charge: int
     ball: float
 
-    @property
-    def n_boxes(self) -> int:
-        return int(np.prod(self.boxes))
-
-    def fraction(self) -> float:
-        """``F``: the mean entries of a box list per charge (module docstring)."""
-        periodic = self.shifts > 0
-        return float(np.prod(1 / self.boxes[periodic] + 2 * self.reach[periodic]))
-
 
 def halo_geometry(lattice: np.ndarray, cutoff: float, n: int, boxes: int | None = None
                   ) -> HaloGeometry:

@@ -144,15 +144,18 @@ def _halo(e, f, fb, lat, boxes, reach, shifts, ball, q, pos, hb, qb, first, cnt)
         first[:, j] = cnt
         p0, p1, p2 = load(e, pos[0, j], POS), load(e, pos[1, j], POS), load(e, pos[2, j], POS)
         for n0 in range(-shifts[0], shifts[0] + 1):
-            lo0, hi0 = box_range(fb[j, 0] + n0, reach[0], nb0)
+            g0 = fb[j, 0] + n0  # the image's fractional coordinates
+            lo0, hi0 = box_range(g0, reach[0], nb0)
             if lo0 > hi0:
                 continue
             for n1 in range(-shifts[1], shifts[1] + 1):
-                lo1, hi1 = box_range(fb[j, 1] + n1, reach[1], nb1)
+                g1 = fb[j, 1] + n1
+                lo1, hi1 = box_range(g1, reach[1], nb1)
                 if lo1 > hi1:
                     continue
                 for n2 in range(-shifts[2], shifts[2] + 1):
-                    lo2, hi2 = box_range(fb[j, 2] + n2, reach[2], nb2)
+                    g2 = fb[j, 2] + n2
+                    lo2, hi2 = box_range(g2, reach[2], nb2)
                     if lo2 > hi2:
                         continue
                     r0 = n0 * lat[0, 0] + n1 * lat[1, 0] + n2 * lat[2, 0]
@@ -161,7 +164,6 @@ def _halo(e, f, fb, lat, boxes, reach, shifts, ball, q, pos, hb, qb, first, cnt)
                     w0 = store(e, add(e, p0, const(e, r0, IMAGE), IPOS))
                     w1 = store(e, add(e, p1, const(e, r1, IMAGE), IPOS))
                     w2 = store(e, add(e, p2, const(e, r2, IMAGE), IPOS))
-                    g0, g1, g2 = fb[j, 0] + n0, fb[j, 1] + n1, fb[j, 2] + n2
                     for b0 in range(lo0, hi0 + 1):
                         t0 = box_gap(g0, b0, nb0)
                         for b1 in range(lo1, hi1 + 1):

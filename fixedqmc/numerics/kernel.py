@@ -390,7 +390,8 @@ def _is_quiet(e) -> bool:
     return _is_fixed(e) and len(e) == 4 and isinstance(e.types[1], types.NoneType)
 
 
-quiet, events, _flag_of, _emit = map(_stub, ("quiet", "events", "_flag_of", "_emit"))
+quiet, events, is_quiet, _flag_of, _emit = map(_stub, ("quiet", "events", "is_quiet",
+                                                       "_flag_of", "_emit"))
 quiet.__doc__ = """``quiet(e)``: the element context ``e`` with overflow events carried in the values
 instead of counted in memory, so that a loop of operations has no store and vectorises.
 
@@ -401,6 +402,9 @@ recomputes in the counting context to count the events per variable (see
 :mod:`fixedqmc.systems.helium.kernels`).  Float and run-time-format contexts are returned
 unchanged (run-time formats keep counting in memory, and :func:`events` is 0 there)."""
 events.__doc__ = """``events(e, x)``: 1 if the quiet value x carries an overflow event, else 0."""
+is_quiet.__doc__ = """``is_quiet(e)``: True (a compile-time constant) if ``e`` is a quiet fixed context, whose
+events are known only once a result's flag is read: a kernel that updates an array in place
+then writes to scratch first, so that a recount can start from the original words."""
 
 
 @overload(quiet)
@@ -408,6 +412,12 @@ def _quiet(e):
     if _is_fixed(e) and not _is_runtime(e):
         return lambda e: (e[0], None, e[2], e[3])
     return lambda e: e
+
+
+@overload(is_quiet, inline="always")
+def _ol_is_quiet(e):
+    q = _is_quiet(e)
+    return lambda e: q
 
 
 @overload(_flag_of, inline="always")
@@ -658,7 +668,8 @@ def _binary_overload(name, raw_op, float_op, opcode):
         so, wo, fo, rnd, ovf = _var(table, v, name)
         sa, sb, so = sa != 0, sb != 0, so != 0
         stochastic = rnd == STOCHASTIC
-        op = narrow.binary(opcode, (sa, wa, fa), (sb, wb, fb), (so, wo, fo, rnd, ovf))
+        op = narrow.binary(opcode, (sa, wa, fa), (sb, wb, fb), (so, wo, fo, rnd, ovf),
+                           vector=_is_quiet(e))
         if op is None:  # the general exact operation (192-bit fallback out of line)
             op = njit(lambda ra, rb, rbits: raw_op(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd,
                                                    ovf, rbits), nogil=True, inline="always")
@@ -1123,15 +1134,16 @@ def _acc_value(e, acc, v):
 
 
 # Accumulator arrays: the accumulators of acc_zero/acc_add/acc_value kept in a buffer (float:
-# the sums; counted fixed: the three uint64 limbs of each 192-bit sum; quiet: the int64 sum
-# and its flag; run-time formats: the limbs and the float64 shadow sum).
+# the sums; counted fixed: the three uint64 limbs of each 192-bit sum; quiet: a row of int64
+# sums and a row of their flags, so that a loop over the accumulators reads and writes memory
+# in order and vectorises; run-time formats: the limbs and the float64 shadow sum).
 @overload(acc_array, prefer_literal=True)
 def _acc_array(e, n, v):
     if not _is_fixed(e):
         dt = e
         return lambda e, n, v: np.zeros(n, dt)
     if _is_quiet(e):
-        return lambda e, n, v: np.zeros((n, 2), np.int64)
+        return lambda e, n, v: np.zeros((2, n), np.int64)
     if _is_runtime(e):
         return lambda e, n, v: (np.zeros((n, 3), np.uint64), np.zeros(n, np.float64))
     return lambda e, n, v: np.zeros((n, 3), np.uint64)
@@ -1160,7 +1172,7 @@ def _ol_acc_get(e, buf, k):
     if not _is_fixed(e):
         return lambda e, buf, k: buf[k]
     if _is_quiet(e):
-        return lambda e, buf, k: (buf[k, 0], buf[k, 1])
+        return lambda e, buf, k: (buf[0, k], buf[1, k])
     if _is_runtime(e):
         return lambda e, buf, k: ((buf[0][k, 0], buf[0][k, 1], buf[0][k, 2]), buf[1][k])
     return lambda e, buf, k: (buf[k, 0], buf[k, 1], buf[k, 2])
@@ -1174,7 +1186,7 @@ def _ol_acc_put(e, buf, k, acc):
             buf[k] = acc
     elif _is_quiet(e):
         def put(e, buf, k, acc):
-            buf[k, 0], buf[k, 1] = acc
+            buf[0, k], buf[1, k] = acc
     elif _is_runtime(e):
         def put(e, buf, k, acc):
             buf[0][k, 0], buf[0][k, 1], buf[0][k, 2] = acc[0]

@@ -34,10 +34,18 @@ plus the floor's last bit) or the stochastic compare, then clamped or wrapped in
 word.  On x86-64 a 64 x 64-bit product is one machine multiply; these loops stay scalar, but
 without a branch or the 192-bit path.
 
-``binary(..., vector=True)`` gives instead, for such results, the *two-limb* form: the
-same steps on (hi, lo) uint64 limbs, products from 32 x 32-bit partial products, carries
-from compares.  Slower as scalar code than one i128, but made only of operations vector
-units have, so a loop of them vectorises (the LUT exponential's specialised kernel).
+``binary(..., vector=True)`` gives instead, for such results, forms made only of operations
+vector units have, so that a loop of them vectorises (quiet kernel passes, the LUT
+exponential's specialised kernel):
+
+* a product whose partial products fit int64 once one operand is split in two (two 40-bit
+  words; any pair with ``2 E_a + E_b <= 123`` in one order, rounded by at least
+  ``E_a + E_b - 61`` bits) takes the *split* form: ``b = bh 2**s + bl``, two int64
+  products and the rounding on their exact sum kept as an int64 high part and the s low
+  bits (:func:`_split_mul`);
+* other results take the *two-limb* form: the i128 steps on (hi, lo) uint64 limbs,
+  products from 32 x 32-bit partial products, carries from compares (slower as scalar code
+  than one i128).
 
 Results are bit-identical to the general operations (tests check both on the same operands).
 :func:`binary` and :func:`cast` return ``None`` for formats outside these bounds; the caller
@@ -77,26 +85,36 @@ def _round_shift(k: int, rnd: int, unsigned: bool = False):
     t = np.uint64 if unsigned else np.int64
     zero, one, sk = t(0), t(1), t(k)
     mask = (one << sk) - one
-    half = one << (sk - one)
-    up_shift = np.uint64(64 - k)
+    up = _round_up(k, rnd)
 
     def impl(x, rbits):
         q = x >> sk
-        rem = x & mask
-        if rnd == FLOOR:
-            up = False
-        elif rnd == ZERO:
-            up = (rem != zero) & (x < zero)
-        elif rnd == HALF_UP:
-            up = rem >= half
-        elif rnd == HALF_AWAY:
-            up = (rem > half) | ((rem == half) & (x >= zero))
-        elif rnd == HALF_EVEN:
-            up = (rem > half) | ((rem == half) & ((q & one) != zero))
-        else:  # STOCHASTIC
-            up = rbits < (np.uint64(rem) << up_shift)
-        return np.int64(q) + np.int64(up)
+        return np.int64(q) + up(np.int64(q), np.int64(x & mask), x < zero, rbits)
     return njit(impl, **_JIT)
+
+
+def _round_up(k: int, rnd: int):
+    """``(q, rem, negative, rbits) -> 0 or 1``: whether ``x = q 2**k + rem`` (``0 <= rem <
+    2**k``, int64s, ``1 <= k <= 62``; ``negative``: x < 0) rounds to q + 1 rather than q."""
+    zero, one = np.int64(0), np.int64(1)
+    half = one << np.int64(k - 1)
+    up_shift = np.uint64(64 - k)
+
+    def up(q, rem, negative, rbits):
+        if rnd == FLOOR:
+            u = False
+        elif rnd == ZERO:
+            u = (rem != zero) & negative
+        elif rnd == HALF_UP:
+            u = rem >= half
+        elif rnd == HALF_AWAY:
+            u = (rem > half) | ((rem == half) & (not negative))
+        elif rnd == HALF_EVEN:
+            u = (rem > half) | ((rem == half) & ((q & one) != zero))
+        else:  # STOCHASTIC
+            u = rbits < (np.uint64(rem) << up_shift)
+        return np.int64(u)
+    return njit(up, **_JIT)
 
 
 def _finish(bound: int, k: int, so: bool, wo: int, fo_rnd: int, ovf: int,
@@ -229,16 +247,52 @@ def _i128_op(op: int, a: tuple, b: tuple, out: tuple):
     return op128
 
 
+def _split_mul(a: tuple, b: tuple, out: tuple):
+    """The split-product form ``(ra, rb, rbits) -> (raw, event)`` of a product whose exact
+    value needs more than int64: ``b = bh 2**s + bl`` (``bh = b >> s``, ``0 <= bl <
+    2**s``), so ``a b = T 2**s + r0`` with ``T = a bh + (a bl >> s)`` and ``r0 = a bl mod
+    2**s``, every step exact in int64 for ``s = E_a + E_b - 61`` if ``2 E_a + E_b <= 123``
+    (else the operands are tried the other way round).  Rounding by ``k >= s`` bits: ``q =
+    T >> (k - s)`` and the dropped bits ``rem = (T mod 2**(k - s)) 2**s + r0 < 2**k``, then
+    the rule of :func:`_round_up`.  Two int64 multiplies and no 128-bit step, so loops of it
+    vectorise (AVX-512 ``vpmullq``); None if neither order fits."""
+    (sa, wa, fa), (sb, wb, fb) = a, b
+    so, wo, fo, rnd, ovf = out
+    ea, eb = magnitude_bits(sa, wa), magnitude_bits(sb, wb)
+    k = fa + fb - fo
+    s = max(1, ea + eb - 61)  # |a bh| <= 2**(ea + eb - s) <= 2**61, so T stays in int64
+    if k > 62 or s > k:
+        return None
+    if ea + s > 62:  # a bl < 2**(ea + s) leaves int64: split a instead, if that fits
+        if eb + s > 62:
+            return None
+        swapped = _split_mul(b, a, out)
+        return njit(lambda ra, rb, rbits: swapped(rb, ra, rbits), **_JIT)
+    us, j = np.int64(s), np.int64(k - s)
+    lo_mask, j_mask = (np.int64(1) << us) - 1, (np.int64(1) << j) - 1
+    up = _round_up(k, rnd)
+
+    def product(ra, rb, rbits):
+        p0 = ra * (rb & lo_mask)
+        t = ra * (rb >> us) + (p0 >> us)
+        q = t >> j
+        rem = ((t & j_mask) << us) | (p0 & lo_mask)
+        return Q.store_i64(q + up(q, rem, t < 0, rbits), so, wo, ovf)
+    return njit(product, **_JIT)
+
+
 def binary(op: int, a: tuple, b: tuple, out: tuple, vector: bool = False):
     """The narrow ``(ra, rb, rbits) -> (raw, event)`` of add (0), sub (1) or mul (2) for
     formats ``a``, ``b`` = (signed, word, frac) and ``out`` = (signed, word, frac, rounding,
     overflow): the int64 form where the formats allow it, else the i128 form (``vector``:
-    the two-limb form, for loops meant to vectorise), else None (module docstring)."""
+    the split or two-limb form, for loops meant to vectorise), else None (module
+    docstring)."""
     fn = _binary64(op, a, b, out)
     if fn is not None:
         return fn
     if vector:
-        return _two_limb_op(op, a, b, out)
+        fn = _split_mul(a, b, out) if op == MUL else None
+        return fn if fn is not None else _two_limb_op(op, a, b, out)
     op128 = _i128_op(op, a, b, out)
     if op128 is None:
         return None

@@ -27,9 +27,9 @@ import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array, acc_array_add,
-                                      acc_array_clear, acc_array_value, acc_value, acc_zero, at,
-                                      chunk, chunk_bounds, const, load, mul, n_chunks, store,
-                                      sub)
+                                      acc_array_clear, acc_array_value, acc_fits, acc_value,
+                                      acc_zero, at, chunk, chunk_bounds, const, events, is_quiet,
+                                      load, mul, n_chunks, quiet, store, sub)
 from fixedqmc.numerics.kernel_ops import div
 
 #: Variables of the ``determinant`` kernel (ranges are set by the system that uses it).
@@ -115,38 +115,66 @@ def ratio_kernel(ct, rows, inv, j, grows, out_ratio, out_grad):
         _ratio_chunk(ct, k, rows, inv, j, grows, out_ratio, out_grad)
 
 
-@njit(inline="always")  # takes kernel values: their variable ids must stay literal
-def _u_store(e, s, m, j, r, u):
-    """``u[m] = (sum - delta_mj) / ratio`` (``uq``) from the accumulated sum s."""
-    if m == j:
-        s = sub(e, s, const(e, 1.0, U), U)
-    u[m] = store(e, div(e, s, r, UQ))
-
-
-@njit
-def _update_walker(e, row, inv, j, ratio, u, col, acc):
-    """Sherman-Morrison update of one walker's inverse.  The sums ``u[m] = sum_k row[k]
-    B[k, m]`` run by rows of B, one multiply-add into every column's accumulator (``acc``,
-    :func:`~fixedqmc.numerics.kernel.acc_array`: the loop over m vectorises in float
-    kernels); each column's terms are added in k order (fixed point: the same exact sums
-    and words in any order)."""
+@njit(inline="always")
+def _u_sums(e, row, inv, j, r, acc, u):
+    """``u[m] = (sum_k row[k] B[k, m] - delta_mj) / ratio`` (``uq`` words) in context ``e``,
+    by rows of B: one multiply-add into every column's accumulator (``acc``,
+    :func:`~fixedqmc.numerics.kernel.acc_array`), so the loop over m vectorises; each
+    column's terms are added in k order (fixed point: the same exact sums and words in any
+    order).  Returns the event flag of the words (quiet contexts; 0 otherwise)."""
     n = row.shape[0]
-    r = load(e, ratio, RATIO)
-    for k in range(n):
-        col[k] = inv[k, j]
     acc_array_clear(e, acc)
     for k in range(n):
         x = load(e, row[k], ROW)
         bk = inv[k]
         for m in range(n):
             acc_array_add(e, acc, m, mul(e, x, load(e, bk[m], INV), PROD), U)
+    flag = np.int64(0)
     for m in range(n):
-        _u_store(e, acc_array_value(e, acc, m, U), m, j, r, u)
+        s = acc_array_value(e, acc, m, U)
+        if m == j:
+            s = sub(e, s, const(e, 1.0, U), U)
+        q = div(e, s, r, UQ)
+        flag |= events(e, q)
+        u[m] = store(e, q)
+    return flag
+
+
+@njit(inline="always")
+def _corrected_row(e, inv_row, bj, u, out):
+    """``out[m] = B[kk, m] - B[kk, j] u[m]`` (``inv`` words) of one row ``inv_row`` of B,
+    ``bj`` the value B[kk, j]; returns the event flag of the words (quiet contexts)."""
+    flag = np.int64(0)
+    for m in range(inv_row.shape[0]):
+        b = sub(e, load(e, inv_row[m], INV), mul(e, bj, load(e, u[m], UQ), CORR), INV)
+        flag |= events(e, b)
+        out[m] = store(e, b)
+    return flag
+
+
+@njit
+def _update_walker(e, row, inv, j, ratio, u, col, tmp, acc, qacc):
+    """Sherman-Morrison update of one walker's inverse: the sums ``u`` (:func:`_u_sums`),
+    then every row of B corrected (:func:`_corrected_row`).  Each step runs first in the
+    quiet context (:func:`~fixedqmc.numerics.kernel.quiet`: int64 accumulators, events
+    carried in the values, so fixed-point loops vectorise too); only a step in which an
+    operation overflowed, or whose accumulators cannot hold n terms, is recomputed in the
+    counting context ``e`` (the same words, every event counted).  A corrected row goes to
+    ``tmp`` first (quiet contexts), so B is still whole when the row must be recomputed."""
+    n = row.shape[0]
+    eq = quiet(e)
+    for k in range(n):
+        col[k] = inv[k, j]
+    r = load(e, ratio, RATIO)
+    if not acc_fits(eq, U, n) or _u_sums(eq, row, inv, j, load(eq, ratio, RATIO), qacc, u):
+        _u_sums(e, row, inv, j, r, acc, u)
     for kk in range(n):
-        bj = load(e, col[kk], INV)
-        for m in range(n):
-            inv[kk, m] = store(e, sub(e, load(e, inv[kk, m], INV),
-                                      mul(e, bj, load(e, u[m], UQ), CORR), INV))
+        if not is_quiet(eq):  # float or run-time formats: in place, events counted
+            _corrected_row(eq, inv[kk], load(eq, col[kk], INV), u, inv[kk])
+        elif _corrected_row(eq, inv[kk], load(eq, col[kk], INV), u, tmp):
+            _corrected_row(e, inv[kk], load(e, col[kk], INV), u, inv[kk])
+        else:
+            inv[kk, :] = tmp
 
 
 @njit
@@ -154,17 +182,18 @@ def _update_chunk(ct, k, rows, inv, j, mask, ratio, scratch):
     c = chunk(ct, k)
     lo, hi = chunk_bounds(ct, rows.shape[0], k)
     acc = acc_array(at(c, lo), rows.shape[1], U)
+    qacc = acc_array(quiet(at(c, lo)), rows.shape[1], U)
     for w in range(lo, hi):
         if mask[w]:
             _update_walker(at(c, w), rows[w], inv[w], j, ratio[w], scratch[k, 0],
-                           scratch[k, 1], acc)
+                           scratch[k, 1], scratch[k, 2], acc, qacc)
 
 
 @njit(parallel=True, cache=True)
 def update_kernel(ct, rows, inv, j, mask, ratio, scratch):
     """Sherman-Morrison update of ``inv`` (in place) for the walkers in ``mask`` after
     electron ``j`` moved to where the orbitals are ``rows``; ``ratio`` (n_w,) from
-    :func:`ratio_kernel`; ``scratch`` (N_CHUNKS, 2, n) in the kernel's word type."""
+    :func:`ratio_kernel`; ``scratch`` (N_CHUNKS, 3, n) in the kernel's word type."""
     for k in prange(n_chunks(ct, rows.shape[0])):
         _update_chunk(ct, k, rows, inv, j, mask, ratio, scratch)
 

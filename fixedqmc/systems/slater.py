@@ -243,7 +243,7 @@ class SlaterJastrow:
         dt, n = ks["determinant"].dtype, self.n[s]
         det.update_kernel(ct, rows, walkers.state[f"inv{s}"], j, m, ratio_words,
                           self._scratch(("update", dt, n),
-                                        lambda: np.empty((N_CHUNKS, 2, n), dt)))
+                                        lambda: np.empty((N_CHUNKS, 3, n), dt)))
         ks.report("determinant", ct)
 
     def _scratch(self, key, make):

@@ -62,6 +62,34 @@ def test_two_limb_forms_equal_the_general_operation(op, fa, fb, fo, rnd, ovf, da
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(fa=qformats(min_word=30, max_word=62), fb=qformats(min_word=30, max_word=62),
+       fo=qformats(), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
+       data=st.data(), rbits=st.integers(0, 2**64 - 1))
+def test_split_products_equal_the_general_product(fa, fb, fo, rnd, ovf, data, rbits):
+    """The int64 split-product form that vectorising kernels use for products of words
+    too wide for one int64 product (e.g. two 40-bit words)."""
+    out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))
+    fn = narrow._split_mul(_spec(fa), _spec(fb), out)
+    assume(fn is not None)
+    for _ in range(20):
+        ra, rb = data.draw(raw_words(fa)), data.draw(raw_words(fb))
+        got = fn(_word(ra), _word(rb), np.uint64(rbits))
+        want = Q.mul_raw(_word(ra), fa.signed, fa.frac_bits, _word(rb), fb.signed,
+                         fb.frac_bits, *out[:3], out[3], out[4], np.uint64(rbits))
+        assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
+
+
+def test_split_products_cover_40_bit_words():
+    """Two 40-bit words rounded into a 40-bit word take the split form, a wide and a narrow
+    word too (the wide one split), two 63-bit ones cannot (their halves leave int64)."""
+    assert narrow._split_mul((True, 40, 39), (False, 40, 39), (True, 40, 40, 4, 1)) is not None
+    assert narrow._split_mul((True, 62, 40), (True, 30, 29), (True, 40, 30, 4, 1)) is not None
+    assert narrow._split_mul((True, 63, 40), (True, 63, 40), (True, 40, 40, 4, 1)) is None
+    assert narrow.binary(narrow.MUL, (True, 40, 39), (True, 40, 39), (True, 40, 40, 4, 1),
+                         vector=True) is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(fa=qformats(), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
 def test_narrow_cast_equals_the_general_cast(fa, fo, rnd, ovf, data, rbits):

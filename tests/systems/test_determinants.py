@@ -30,8 +30,9 @@ def _problem(seed=0):
     return M, row, grow
 
 
-def _run(precision, M, row, grow, mask, seed=3, step=5):
-    ks = KernelSet({"determinant": D.determinant_spec(RANGES)}, precision, seed=seed)
+def _run(precision, M, row, grow, mask, seed=3, step=5, runtime=True):
+    ks = KernelSet({"determinant": D.determinant_spec(RANGES)}, precision, seed=seed,
+                   runtime=runtime)
     _, _, B = D.fresh_inverse(M)
     enc = lambda v, x: ks.encode("determinant", v, np.array(x), step)  # noqa: E731
     dt = ks["determinant"].dtype
@@ -41,7 +42,7 @@ def _run(precision, M, row, grow, mask, seed=3, step=5):
     ct = ks.context("determinant", step)
     out_r, out_g = np.zeros(NW, dt), np.zeros((NW, 3), dt)
     D.ratio_kernel(ct, rows, inv, J, grows, out_r, out_g)
-    D.update_kernel(ct, rows, inv, J, mask, out_r, np.zeros((N_CHUNKS, 2, N), dt))
+    D.update_kernel(ct, rows, inv, J, mask, out_r, np.zeros((N_CHUNKS, 3, N), dt))
     events = ks.report("determinant", ct)
     return ks, dec("ratio", out_r), dec("grad", out_g), dec("inv", inv), events, inputs
 
@@ -111,13 +112,18 @@ class Oracle:
         return [Fraction(float(t)) for t in np.ravel(x)]
 
 
-@pytest.mark.parametrize("spec", ["fixed:24", "fixed:20:floor:wrap", "fixed:22:zero",
-                                  "fixed:30:stochastic", "fixed:18:half_up:saturate"])
-def test_fixed_point_matches_exact_oracle(spec):
+@pytest.mark.parametrize("spec, runtime", [
+    ("fixed:24", True), ("fixed:20:floor:wrap", True), ("fixed:22:zero", True),
+    ("fixed:30:stochastic", True), ("fixed:18:half_up:saturate", True),
+    # formats compiled in: the update's quiet passes, and their recounts where they overflow
+    ("fixed:40:stochastic:wrap", False),
+    ("fixed:16,determinant.u=fixed:Q0.14,determinant.corr=fixed:Q0.14", False)])
+def test_fixed_point_matches_exact_oracle(spec, runtime):
     M, row, grow = _problem(2)
     mask = np.array([True, True, False, True, True])
     seed, step = 3, 5
-    ks, ratio, grad, inv, events, (B, row, grow) = _run(spec, M, row, grow, mask, seed, step)
+    ks, ratio, grad, inv, events, (B, row, grow) = _run(spec, M, row, grow, mask, seed, step,
+                                                        runtime)
     o = Oracle(ks, seed, step)
     for w in range(NW):
         o.w = w
@@ -142,3 +148,5 @@ def test_fixed_point_matches_exact_oracle(spec):
                     b[k, m] = o.round(b[k, m] - o.round(col[k] * u[m], "corr"), "inv")
         assert [Fraction(x) for x in inv[w].ravel()] == list(b.ravel()), w
     assert events == o.events
+    if "corr" in spec:  # narrow enough that the update overflows
+        assert events["u"] > 0 and events["corr"] > 0, events

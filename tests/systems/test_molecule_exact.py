@@ -14,10 +14,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from numba import njit
 
 import reference as R
 from fixedqmc.numerics import transcendental as T
-from fixedqmc.numerics.kernel_set import step_seed
+from fixedqmc.numerics.kernel import KernelSpec, Variable, acc_array, at, chunk, quiet
+from fixedqmc.numerics.kernel_set import KernelSet, step_seed
 from fixedqmc.systems.molecule import kernels as K
 from fixedqmc.systems.molecule.geometry import build_mole
 from fixedqmc.systems.molecule.scf import mean_field
@@ -123,3 +125,49 @@ def test_orbital_pipeline_is_bit_exact(spec):
         expect.update(ref.events)
     got = {k: n for k, n in m.log.events.items() if n and k.split(".")[0] in ORBITAL_KERNELS}
     assert got == expect
+
+
+@njit
+def _mo_stage(ca, cm_ctx, cg_ctx, n_active, active, ao, dao, cm, cg, out_v, out_d):
+    """The MO stage of the orbital kernel (:func:`kernels._point_mos`) at one point."""
+    ea, em, eg = at(chunk(ca, 0), 0), at(chunk(cm_ctx, 0), 0), at(chunk(cg_ctx, 0), 0)
+    n_mo = cm.shape[1]
+    K._point_mos(ea, em, eg, True, n_active, active, ao, dao, cm, cg,
+                 np.empty(cm.shape[0], cm.dtype), np.empty((cg.shape[0], 4), cg.dtype),
+                 acc_array(em, n_mo, K.M_VALUE), acc_array(eg, 4 * n_mo, K.G_GRAD),
+                 acc_array(quiet(em), n_mo, K.M_VALUE),
+                 acc_array(quiet(eg), 4 * n_mo, K.G_GRAD), out_v, out_d)
+
+
+def test_mo_sums_with_formats_compiled_in_equal_run_time_formats():
+    """With formats compiled in, the MO values and derivatives run a quiet pass first and
+    recount where it overflowed: the same words and events as run-time formats (checked
+    against the exact oracle above).  The value ranges are narrow, so some sums overflow."""
+    rng = np.random.default_rng(3)
+    n_cart, n_mo, n_act = 12, 5, 9
+    narrow = {("orbitals", "value"), ("derivatives", "grad"), ("derivatives", "lap")}
+    specs = {name: KernelSpec(name, tuple(
+        Variable(v, -0.25, 0.25) if (name, v) in narrow else Variable(v, -8.0, 8.0)
+        for v, _ in variables)) for name, variables in (
+            ("contraction", K.CONTRACTION_VARIABLES), ("orbitals", K.ORBITALS_VARIABLES),
+            ("derivatives", K.DERIVATIVES_VARIABLES))}
+    ao, dao = rng.uniform(-1, 1, n_cart), rng.uniform(-1, 1, (n_cart, 4))
+    coeff = rng.uniform(-0.5, 0.5, (n_cart, n_mo))
+    active = rng.permutation(n_cart)[:n_act].astype(np.int64)
+    results = []
+    for runtime in (True, False):
+        ks = KernelSet(specs, "fixed:24:stochastic", seed=4, runtime=runtime)
+        ctxs = [ks.context(k, 2) for k in ("contraction", "orbitals", "derivatives")]
+        daw = ks.encode("contraction", "grad", dao, 2)
+        daw[:, 3] = ks.encode("contraction", "lap", dao[:, 3], 2)
+        out_v = np.zeros(n_mo, np.int64)
+        out_d = np.zeros((n_mo, 4), np.int64)
+        _mo_stage(*ctxs, n_act, active, ks.encode("contraction", "ao", ao, 2), daw,
+                  ks.encode("orbitals", "coeff", coeff, 2),
+                  ks.encode("derivatives", "coeff", coeff, 2), out_v, out_d)
+        events = {k: ks.report(k, c) for k, c in zip(("orbitals", "derivatives"), ctxs[1:])}
+        results.append((out_v, out_d, events))
+    (v0, d0, e0), (v1, d1, e1) = results
+    assert np.array_equal(v0, v1) and np.array_equal(d0, d1)
+    assert e0 == e1, (e0, e1)
+    assert e0["orbitals"]["value"] > 0 and e0["derivatives"]["grad"] > 0, e0

@@ -40,12 +40,13 @@ count).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_array, acc_array_add, acc_array_clear,
-                                      acc_array_value, acc_value, acc_zero, add, at, chunk,
-                                      chunk_bounds, const, convert, load, mul, n_chunks, store,
-                                      sub)
+                                      acc_array_value, acc_fits, acc_value, acc_zero, add, at,
+                                      chunk, chunk_bounds, const, convert, events, load, mul,
+                                      n_chunks, quiet, store, sub)
 from fixedqmc.numerics.kernel_ops import exp, rsqrt
 
 #: Screening: primitives with a_p r**2 > CUT are skipped.
@@ -218,37 +219,30 @@ def _point_aos(ed, ex, ea, derivs, pf, pt, basis, ao, dao, active):
     return n_active
 
 
-@njit
-def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom, vbuf, dbuf,
-               out_v, out_d):
-    """MO values (and gradients, Laplacians) at one point from its active AOs: ``cm``
-    (n_cart, n_mo) words of ``orbitals.coeff`` (the transposed MO coefficients, so that a
-    row holds every MO's coefficient of one AO), ``cg`` of ``derivatives.coeff``.
-
-    The seed's streaming order: per active AO, one multiply-add into the accumulator of
-    every MO (``vbuf``, and ``dbuf`` for the three gradient components and the Laplacian of
-    each MO, :func:`~fixedqmc.numerics.kernel.acc_array`).  The loop over MOs vectorises in
-    float kernels; each MO's terms are added in AO order (fixed point: the same exact sums
-    and, since stochastic rounding draws by element and variable, the same words in any
-    order)."""
-    for t in range(n_active):
-        i = active[t]
-        aom[t] = store(em, convert(em, load(ea, ao[i], C_AO), ea, M_AO))
-        if derivs:
-            for c in range(3):
-                daom[t, c] = store(eg, convert(eg, load(ea, dao[i, c], C_GRAD), ea, G_DAO))
-            daom[t, 3] = store(eg, convert(eg, load(ea, dao[i, 3], C_LAP), ea, G_DAO))
-    n_mo = cm.shape[1]
+@njit(inline="always")
+def _mo_values(em, n_active, active, aom, cm, vbuf, out_v):
+    """``out_v[k] = sum_t C[active[t], k] aom[t]`` (``orbitals.value`` words) in ``em``;
+    returns the event flag of the sums (quiet contexts; 0 otherwise)."""
     acc_array_clear(em, vbuf)
     for t in range(n_active):
         row = cm[active[t]]
         x = load(em, aom[t], M_AO)
-        for k in range(n_mo):
+        for k in range(cm.shape[1]):
             acc_array_add(em, vbuf, k, mul(em, load(em, row[k], M_COEFF), x, M_TERM), M_VALUE)
-    for k in range(n_mo):
-        out_v[k] = store(em, acc_array_value(em, vbuf, k, M_VALUE))
-    if not derivs:
-        return
+    flag = np.int64(0)
+    for k in range(cm.shape[1]):
+        v = acc_array_value(em, vbuf, k, M_VALUE)
+        flag |= events(em, v)
+        out_v[k] = store(em, v)
+    return flag
+
+
+@njit(inline="always")
+def _mo_derivatives(eg, n_active, active, daom, cg, dbuf, out_d):
+    """``out_d[k, c] = sum_t C[active[t], k] daom[t, c]`` (``derivatives.grad`` words for
+    c < 3, ``lap`` for c = 3) in ``eg``; returns the event flag of the sums (quiet
+    contexts; 0 otherwise)."""
+    n_mo = cg.shape[1]
     acc_array_clear(eg, dbuf)
     for t in range(n_active):
         row = cg[active[t]]
@@ -260,11 +254,52 @@ def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom,
             acc_array_add(eg, dbuf, n_mo + k, mul(eg, c, x1, G_TERM), G_GRAD)
             acc_array_add(eg, dbuf, 2 * n_mo + k, mul(eg, c, x2, G_TERM), G_GRAD)
             acc_array_add(eg, dbuf, 3 * n_mo + k, mul(eg, c, x3, G_TERM), G_LAP)
+    flag = np.int64(0)
     for k in range(n_mo):
-        out_d[k, 0] = store(eg, acc_array_value(eg, dbuf, k, G_GRAD))
-        out_d[k, 1] = store(eg, acc_array_value(eg, dbuf, n_mo + k, G_GRAD))
-        out_d[k, 2] = store(eg, acc_array_value(eg, dbuf, 2 * n_mo + k, G_GRAD))
-        out_d[k, 3] = store(eg, acc_array_value(eg, dbuf, 3 * n_mo + k, G_LAP))
+        for c in range(3):
+            v = acc_array_value(eg, dbuf, c * n_mo + k, G_GRAD)
+            flag |= events(eg, v)
+            out_d[k, c] = store(eg, v)
+        v = acc_array_value(eg, dbuf, 3 * n_mo + k, G_LAP)
+        flag |= events(eg, v)
+        out_d[k, 3] = store(eg, v)
+    return flag
+
+
+@njit
+def _point_mos(ea, em, eg, derivs, n_active, active, ao, dao, cm, cg, aom, daom, vbuf, dbuf,
+               qvbuf, qdbuf, out_v, out_d):
+    """MO values (and gradients, Laplacians) at one point from its active AOs: ``cm``
+    (n_cart, n_mo) words of ``orbitals.coeff`` (the transposed MO coefficients, so that a
+    row holds every MO's coefficient of one AO), ``cg`` of ``derivatives.coeff``.
+
+    The seed's streaming order: per active AO, one multiply-add into the accumulator of
+    every MO (``vbuf``, and ``dbuf`` for the three gradient components and the Laplacian of
+    each MO, :func:`~fixedqmc.numerics.kernel.acc_array`).  The loop over MOs vectorises in
+    float kernels; each MO's terms are added in AO order (fixed point: the same exact sums
+    and, since stochastic rounding draws by element and variable, the same words in any
+    order).  Values and derivatives each go through a quiet pass first (``qvbuf``,
+    ``qdbuf``, :func:`~fixedqmc.numerics.kernel.quiet`: no event counted in the loop, int64
+    accumulators, so that fixed-point loops vectorise too); only if an operation of it
+    overflowed, or its accumulators could not hold ``n_active`` terms, are they recomputed
+    with every event counted (the same words)."""
+    for t in range(n_active):
+        i = active[t]
+        aom[t] = store(em, convert(em, load(ea, ao[i], C_AO), ea, M_AO))
+        if derivs:
+            for c in range(3):
+                daom[t, c] = store(eg, convert(eg, load(ea, dao[i, c], C_GRAD), ea, G_DAO))
+            daom[t, 3] = store(eg, convert(eg, load(ea, dao[i, 3], C_LAP), ea, G_DAO))
+    qm = quiet(em)
+    if not acc_fits(qm, M_VALUE, n_active) or _mo_values(qm, n_active, active, aom, cm, qvbuf,
+                                                         out_v):
+        _mo_values(em, n_active, active, aom, cm, vbuf, out_v)
+    if not derivs:
+        return
+    qg = quiet(eg)
+    if not (acc_fits(qg, G_GRAD, n_active) and acc_fits(qg, G_LAP, n_active)) or \
+            _mo_derivatives(qg, n_active, active, daom, cg, qdbuf, out_d):
+        _mo_derivatives(eg, n_active, active, daom, cg, dbuf, out_d)
 
 
 @njit
@@ -276,11 +311,13 @@ def _orbital_chunk(cd, cx, ca, cm_ctx, cg_ctx, k, derivs, pf, pt, basis, cm, cg,
     lo, hi = chunk_bounds(cd, pf.shape[0], k)
     vbuf = acc_array(at(em0, lo), cm.shape[1], M_VALUE)
     dbuf = acc_array(at(eg0, lo), 4 * cm.shape[1] if derivs else 0, G_GRAD)
+    qvbuf = acc_array(quiet(at(em0, lo)), cm.shape[1], M_VALUE)
+    qdbuf = acc_array(quiet(at(eg0, lo)), 4 * cm.shape[1] if derivs else 0, G_GRAD)
     for p in range(lo, hi):
         ed, ex, ea, em, eg = at(ed0, p), at(ex0, p), at(ea0, p), at(em0, p), at(eg0, p)
         n = _point_aos(ed, ex, ea, derivs, pf[p], pt[p], basis, ao[k], dao[k], active[k])
         _point_mos(ea, em, eg, derivs, n, active[k], ao[k], dao[k], cm, cg, aom[k], daom[k],
-                   vbuf, dbuf, out_v[p], out_d[p])
+                   vbuf, dbuf, qvbuf, qdbuf, out_v[p], out_d[p])
 
 
 @njit(parallel=True, cache=True)

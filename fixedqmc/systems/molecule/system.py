@@ -107,10 +107,11 @@ class Molecule(SlaterJastrow):
             np.empty((N_CHUNKS, n_cart), np.int64)))
         out_v = np.zeros((P, n_mo), dm)
         out_d = np.zeros((P, n_mo if derivs else 0, 4), dg)
-        rows = self._mo_rows[s]
+        cm = self._coeff_words(ks, "orbitals", s, step)
+        cg = (self._coeff_words(ks, "derivatives", s, step) if derivs
+              else np.empty((0, n_mo), dg))  # not read without derivatives
         K.orbital_kernel(*ctxs, derivs, pts, ks.encode("distance", "x", pts, step),
-                         self._basis_args, ks.encode("orbitals", "coeff", rows, step),
-                         ks.encode("derivatives", "coeff", rows, step), scratch, out_v, out_d)
+                         self._basis_args, cm, cg, scratch, out_v, out_d)
         for k, ctx in zip(ORBITAL_KERNELS, ctxs):
             ks.report(k, ctx)
         vals = ks.decode("orbitals", "value", out_v)
@@ -119,6 +120,20 @@ class Molecule(SlaterJastrow):
         d = ks.decode("derivatives", "grad", out_d)
         d[..., 3] = ks.decode("derivatives", "lap", out_d[..., 3])
         return vals, d
+
+    def _coeff_words(self, ks, kernel: str, s: int, step: int) -> np.ndarray:
+        """The transposed MO coefficients of spin ``s`` (n_cart, n_mo) as ``kernel.coeff``
+        inputs.  Constants, so encoded once (an overflow of their format is logged once)
+        unless they round stochastically (their bits then depend on the step) or ``ks`` is
+        not the system's own kernel set (a profiling set records every input)."""
+        kp = ks[kernel]
+        if ks is not self.ks or (kp.kind == "fixed"
+                                 and kp.roundings[kp.spec.index("coeff")] == "stochastic"):
+            return ks.encode(kernel, "coeff", self._mo_rows[s], step)
+        cache = self.__dict__.setdefault("_coeff_cache", {})
+        if (kernel, s) not in cache:
+            cache[kernel, s] = ks.encode(kernel, "coeff", self._mo_rows[s], step)
+        return cache[kernel, s]
 
     # -- the protocol -------------------------------------------------------------------
     def initial_positions(self, n_walkers: int, rng: np.random.Generator) -> np.ndarray:

@@ -74,6 +74,9 @@ _UNARY = {
     "cos": (T.cos_raw, lambda dt: lambda x: np.cos(x)),
     "sin": (T.sin_raw, lambda dt: lambda x: np.sin(x)),
 }
+#: name -> maker of the same operation on machine words for formats compiled in, or None
+#: where the formats need the general one (bit-identical; typed fixed contexts only)
+_NARROW = {"exp": T.exp_narrow}
 _BINARY = {
     "div": (X.div_raw, lambda dt: lambda x, y: _fdiv(x, y)),
     "minimum": (X.min_raw, lambda dt: lambda x, y: min(x, y)),
@@ -142,8 +145,10 @@ def _unary_overload(name, opcode, raw_op, float_maker):
         sa, wa, fa, _, _ = _var(table, x.types[1], f"{name} (operand)")
         so, wo, fo, rnd, ovf = _var(table, v, name)
         sa, so, stochastic = sa != 0, so != 0, rnd == STOCHASTIC
-        op = njit(lambda ra, rbits: raw_op(ra, sa, wa, fa, so, wo, fo, rnd, ovf, rbits),
-                  nogil=True)
+        op = _NARROW[name](sa, wa, fa, so, wo, fo, rnd, ovf) if name in _NARROW else None
+        if op is None:
+            op = njit(lambda ra, rbits: raw_op(ra, sa, wa, fa, so, wo, fo, rnd, ovf, rbits),
+                      nogil=True)
 
         def impl(e, x, v):
             rb = _random(e, v) if stochastic else np.uint64(0)

@@ -343,6 +343,19 @@ def _split_float(y):
     return nm, True, W.U0, False
 
 
+@njit(nogil=True, inline="always")
+def from_scaled_small(y, so, wo, rnd, ovf, rbits):
+    """:func:`from_float_raw` of a float already scaled to units of the output's last bit,
+    ``|y| < 2**62`` (the common case; inlined, so that a constant folds)."""
+    nm, negative, t64, rest = _split_float(y)
+    n = np.int64(nm)
+    if negative:
+        n = -n - 1 if (t64 != W.U0 or rest) else -n
+    if round_up(rnd, negative, (n & 1) != 0, t64, rest, rbits):
+        n += 1
+    return store_i64(n, so, wo, ovf)
+
+
 @njit(**_JIT)
 def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
     """Round a finite float64 exactly to the output format."""
@@ -351,14 +364,9 @@ def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
     if abs(y) >= 2.0**180:
         # Far outside every format: keep the sign; such a float has no bits below 2**64.
         y = math.copysign(2.0**180, y)
-    nm, negative, t64, rest = _split_float(y)
     if abs(y) < 2.0**62:
-        n = np.int64(nm)
-        if negative:
-            n = -n - 1 if (t64 != W.U0 or rest) else -n
-        if round_up(rnd, negative, (n & 1) != 0, t64, rest, rbits):
-            n += 1
-        return store_i64(n, so, wo, ovf)
+        return from_scaled_small(y, so, wo, rnd, ovf, rbits)
+    nm, negative, t64, rest = _split_float(y)
     x = _float_int_to_wide(nm)
     if negative:
         x = W.neg(x)

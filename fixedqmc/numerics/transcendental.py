@@ -126,6 +126,72 @@ def exp_raw(ra, sa, wa, fa, so, wo, fo, rnd, ovf, rbits):
     return _times_pow2(_mul62(p, c), yi, so, wo, fo, rnd, ovf, rbits)
 
 
+# The same exponential for an input word of at most 62 bits with a fractional bit or more,
+# formats compiled in: machine words and 64 x 64-bit products instead of 192-bit integers.
+_M30 = _U(0x3FFFFFFF)
+_M11 = _U(0x7FF)
+
+
+@njit(nogil=True, inline="always")
+def _mul62_u(a, b):
+    """:func:`_mul62` of two uint64 words below 2**63 (a product below 2**126)."""
+    lo, hi = W.mul_u64_wide(a, b)
+    q = (hi << _U(2)) | (lo >> _U(62))
+    return q + _U(Q.round_up(HALF_EVEN, False, (q & _U(1)) != _U(0), lo << _U(2), False,
+                             _U(0)))
+
+
+def exp_narrow(sa, wa, fa, so, wo, fo, rnd, ovf):
+    """:func:`exp_raw` as ``(ra, rbits) -> (raw, event)`` for an input format with ``wa <=
+    62`` and ``fa >= 1``, else None: bit-identical (``tests/numerics/test_kernel_ops.py``).
+
+    ``y = a L`` is one 64 x 64-bit product (|a| < 2**62, so ``y`` fits 126 bits: its high
+    word shifted by ``fa - 1`` is ``y_i``, and the 64 bits below are the fraction); the table
+    products and the residual take a 64 x 64-bit product each; the final rounding of ``p
+    2**y_i`` by ``k = 62 - y_i - F_v`` bits (1 <= k, clamped at 130 as in :func:`_times_pow2`)
+    reads the dropped fraction's top 64 bits and a sticky bit off p.  Results at or above
+    the output's unit (k <= 0, an overflow in every word the kernels use) take
+    :func:`_times_pow2`."""
+    if wa > 62 or fa < 1:
+        return None
+    L = _U(_LOG2E_RAW)
+    sh = _U(fa - 1)
+    shc = _U((64 - (fa - 1)) % 64)
+    whole = fa == 1  # the fraction is the low word of y
+    ln2 = _U(np.uint64(_LN2_WORD.view(np.uint64)))
+    u64, u1 = _U(64), _U(1)
+
+    @njit(nogil=True)
+    def op(ra, rbits):
+        lo, hi = W.mul_u64_wide(_U(ra), L)
+        if sa:  # two's complement: a < 0 stands for a + 2**64
+            hi -= L & _U(ra >> 63)
+        yi = min(max(np.int64(hi) >> np.int64(sh), -_Y_CLAMP), _Y_CLAMP)
+        f = lo if whole else (lo >> sh) | (hi << shc)
+        p = _U(_EXP_TABLES[np.int64(f >> _U(52))])
+        p = _mul62_u(p, _U(_EXP_TABLES[_OFF1 + np.int64((f >> _U(41)) & _M11)]))
+        p = _mul62_u(p, _U(_EXP_TABLES[_OFF2 + np.int64((f >> _U(30)) & _M11)]))
+        rlo, rhi = W.mul_u64_wide(f & _M30, ln2)  # residual r ln2 at 2**-128
+        t = rhi >> _U(2)  # rounded by 66 bits (to UQ0.62), ties to even
+        t += _U(Q.round_up(HALF_EVEN, False, (t & u1) != _U(0), (rlo >> _U(2)) | (rhi << _U(62)),
+                           (rlo & _U(3)) != _U(0), _U(0)))
+        p = _mul62_u(p, (_U(1) << _U(_TF)) + t)
+        k = min(_TF - yi, fo + 130) - fo
+        if k <= 0:
+            return _times_pow2(np.int64(p), yi, so, wo, fo, rnd, ovf, rbits)
+        uk = _U(k)
+        if k < 64:
+            q, t64, rest = p >> uk, p << (u64 - uk), False
+        elif k < 128:
+            q, t64 = _U(0), p >> (uk - u64)
+            rest = (p & ((u1 << (uk - u64)) - u1)) != _U(0)
+        else:
+            q, t64, rest = _U(0), _U(0), p != _U(0)
+        up = Q.round_up(rnd, False, (q & u1) != _U(0), t64, rest, rbits)
+        return Q.store_i64(np.int64(q) + np.int64(up), so, wo, ovf)
+    return op
+
+
 # ---------------------------------------------------------------- cosine and sine --
 _S = 62  # fractional bits of the trigonometric intermediates
 _ONE = np.int64(1) << _S

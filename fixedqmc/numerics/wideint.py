@@ -137,6 +137,22 @@ def mul_i64_wide(typingctx, a, b):
 
 
 @intrinsic
+def mul_u64_wide(typingctx, a, b):
+    """Unsigned 64 x 64 -> 128-bit product of two uint64 as (lo, hi) uint64 words (one
+    machine multiply, as :func:`mul_i64_wide`)."""
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64, i128 = ir.IntType(64), ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        lo = builder.trunc(p, i64)
+        hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), i64)
+        return context.make_tuple(builder, signature.return_type, (lo, hi))
+
+    return sig, codegen
+
+
+@intrinsic
 def mul_round_shift(typingctx, a, b, k, rnd):
     """round(a * b / 2**k) for int64 a, b, 1 <= k <= 63, deterministic rounding code rnd
     (floor, zero, half_up, half_away, half_even), as (lo, hi) uint64 words of the 128-bit

@@ -23,8 +23,9 @@ from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, add
 from fixedqmc.numerics.kernel_ops import (abs_, cos, cos_turns, div, exp, floor, maximum,
                                           minimum, recip, round_int, rsqrt, select, sin,
                                           sin_turns, sqrt)
+from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.qformat import QFormat
-from strategies import overflow_modes, qformats_scaled, raw_words, rounding_modes
+from strategies import overflow_modes, qformats, qformats_scaled, raw_words, rounding_modes
 
 SPEC = KernelSpec("ops", (Variable("x", -1, 1), Variable("y", -1, 1), Variable("z", -1, 1)))
 X, Y, Z = range(3)
@@ -378,6 +379,27 @@ def test_exp_error_bound(fx, fz, rnd):
         assert err <= bound, (fx, fz, rnd, x)
         worst = max(worst, float((err - Decimal(q)) / want))
     assert worst <= float(T.exp_bound(float(fx.max), fz, rnd)[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(fx=qformats(max_word=62), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
+       data=st.data(), rbits=st.integers(0, 2**64 - 1))
+def test_exp_on_machine_words_equals_the_general_exp(fx, fo, rnd, ovf, data, rbits):
+    """The LUT exponential of formats compiled in (inputs of at most 62 bits with a
+    fractional bit) on machine words: the words and events of the 192-bit one."""
+    out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))
+    op = T.exp_narrow(fx.signed, fx.word_bits, fx.frac_bits, *out)
+    assert (op is None) == (fx.frac_bits < 1)
+    if op is None:
+        return
+    for _ in range(20):
+        ra = np.int64(data.draw(raw_words(fx)))
+        got = op(ra, np.uint64(rbits))
+        want = _exp_general(ra, fx.signed, fx.word_bits, fx.frac_bits, *out, np.uint64(rbits))
+        assert (int(got[0]), int(got[1])) == (int(want[0]), int(want[1])), ra
+
+
+_exp_general = njit(lambda *args: T.exp_raw(*args))
 
 
 def test_exp_relative_error_of_the_lut_itself_is_below_the_static_bound():

@@ -402,9 +402,10 @@ recomputes in the counting context to count the events per variable (see
 :mod:`fixedqmc.systems.helium.kernels`).  Float and run-time-format contexts are returned
 unchanged (run-time formats keep counting in memory, and :func:`events` is 0 there)."""
 events.__doc__ = """``events(e, x)``: 1 if the quiet value x carries an overflow event, else 0."""
-is_quiet.__doc__ = """``is_quiet(e)``: True (a compile-time constant) if ``e`` is a quiet fixed context, whose
-events are known only once a result's flag is read: a kernel that updates an array in place
-then writes to scratch first, so that a recount can start from the original words."""
+is_quiet.__doc__ = """``is_quiet(e)``: True (a compile-time constant) if ``e`` is a quiet fixed
+context, whose events are known only once a result's flag is read: a kernel that updates an
+array in place then writes to scratch first, so that a recount can start from the original
+words."""
 
 
 @overload(quiet)

@@ -149,9 +149,8 @@ def exp_narrow(sa, wa, fa, so, wo, fo, rnd, ovf):
     word shifted by ``fa - 1`` is ``y_i``, and the 64 bits below are the fraction); the table
     products and the residual take a 64 x 64-bit product each; the final rounding of ``p
     2**y_i`` by ``k = 62 - y_i - F_v`` bits (1 <= k, clamped at 130 as in :func:`_times_pow2`)
-    reads the dropped fraction's top 64 bits and a sticky bit off p.  Results at or above
-    the output's unit (k <= 0, an overflow in every word the kernels use) take
-    :func:`_times_pow2`."""
+    reads the dropped fraction's top 64 bits and a sticky bit off p.  Results of 2**62
+    output units or more (k <= 0) take :func:`_times_pow2`."""
     if wa > 62 or fa < 1:
         return None
     L = _U(_LOG2E_RAW)
@@ -173,8 +172,9 @@ def exp_narrow(sa, wa, fa, so, wo, fo, rnd, ovf):
         p = _mul62_u(p, _U(_EXP_TABLES[_OFF2 + np.int64((f >> _U(30)) & _M11)]))
         rlo, rhi = W.mul_u64_wide(f & _M30, ln2)  # residual r ln2 at 2**-128
         t = rhi >> _U(2)  # rounded by 66 bits (to UQ0.62), ties to even
-        t += _U(Q.round_up(HALF_EVEN, False, (t & u1) != _U(0), (rlo >> _U(2)) | (rhi << _U(62)),
-                           (rlo & _U(3)) != _U(0), _U(0)))
+        t64 = (rlo >> _U(2)) | (rhi << _U(62))
+        t += _U(Q.round_up(HALF_EVEN, False, (t & u1) != _U(0), t64, (rlo & _U(3)) != _U(0),
+                           _U(0)))
         p = _mul62_u(p, (_U(1) << _U(_TF)) + t)
         k = min(_TF - yi, fo + 130) - fo
         if k <= 0:

@@ -120,36 +120,32 @@ def mul_u64(a, b):
     return lo, hi
 
 
-@intrinsic
-def mul_i64_wide(typingctx, a, b):
-    """Signed 64 x 64 -> 128-bit product of two int64 as (lo, hi) uint64 words (one
-    machine multiply: LLVM's i128, which numba does not expose)."""
-    sig = types.UniTuple(types.uint64, 2)(types.int64, types.int64)
+def _wide_product(signed: bool):
+    """The intrinsic 64 x 64 -> 128-bit product of two int64 (``signed``) or uint64 words
+    as (lo, hi) uint64 words: one machine multiply (LLVM's i128, which numba does not
+    expose)."""
+    word = types.int64 if signed else types.uint64
 
-    def codegen(context, builder, signature, args):
-        i64, i128 = ir.IntType(64), ir.IntType(128)
-        p = builder.mul(builder.sext(args[0], i128), builder.sext(args[1], i128))
-        lo = builder.trunc(p, i64)
-        hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), i64)
-        return context.make_tuple(builder, signature.return_type, (lo, hi))
+    @intrinsic
+    def product(typingctx, a, b):
+        sig = types.UniTuple(types.uint64, 2)(word, word)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            i64, i128 = ir.IntType(64), ir.IntType(128)
+            extend = builder.sext if signed else builder.zext
+            p = builder.mul(extend(args[0], i128), extend(args[1], i128))
+            lo = builder.trunc(p, i64)
+            hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), i64)
+            return context.make_tuple(builder, signature.return_type, (lo, hi))
+
+        return sig, codegen
+    return product
 
 
-@intrinsic
-def mul_u64_wide(typingctx, a, b):
-    """Unsigned 64 x 64 -> 128-bit product of two uint64 as (lo, hi) uint64 words (one
-    machine multiply, as :func:`mul_i64_wide`)."""
-    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i64, i128 = ir.IntType(64), ir.IntType(128)
-        p = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
-        lo = builder.trunc(p, i64)
-        hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), i64)
-        return context.make_tuple(builder, signature.return_type, (lo, hi))
-
-    return sig, codegen
+#: Signed 64 x 64 -> 128-bit product of two int64 as (lo, hi) uint64 words.
+mul_i64_wide = _wide_product(True)
+#: Unsigned 64 x 64 -> 128-bit product of two uint64 as (lo, hi) uint64 words.
+mul_u64_wide = _wide_product(False)
 
 
 @intrinsic

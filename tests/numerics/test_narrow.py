@@ -44,7 +44,7 @@ def test_narrow_binary_equals_the_general_operation(op, fa, fb, fo, rnd, ovf, da
     assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(op=st.sampled_from(sorted(GENERAL)), fa=qformats(min_word=30), fb=qformats(min_word=30),
        fo=qformats(), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
@@ -61,7 +61,7 @@ def test_two_limb_forms_equal_the_general_operation(op, fa, fb, fo, rnd, ovf, da
         assert (int(got[0]), bool(got[1])) == (int(want[0]), bool(want[1]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(fa=qformats(min_word=30, max_word=62), fb=qformats(min_word=30, max_word=62),
        fo=qformats(), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
        data=st.data(), rbits=st.integers(0, 2**64 - 1))

@@ -140,9 +140,10 @@ def _mo_stage(ca, cm_ctx, cg_ctx, n_active, active, ao, dao, cm, cg, out_v, out_
 
 
 def test_mo_sums_with_formats_compiled_in_equal_run_time_formats():
-    """With formats compiled in, the MO values and derivatives run a quiet pass first and
-    recount where it overflowed: the same words and events as run-time formats (checked
-    against the exact oracle above).  The value ranges are narrow, so some sums overflow."""
+    """With formats compiled in, the MO values and derivatives run a quiet pass first (40-bit
+    words: split products) and recount where it overflowed: the same words and events as
+    run-time formats (checked against the exact oracle above).  The value ranges are
+    narrow, so some sums overflow."""
     rng = np.random.default_rng(3)
     n_cart, n_mo, n_act = 12, 5, 9
     narrow = {("orbitals", "value"), ("derivatives", "grad"), ("derivatives", "lap")}
@@ -156,7 +157,7 @@ def test_mo_sums_with_formats_compiled_in_equal_run_time_formats():
     active = rng.permutation(n_cart)[:n_act].astype(np.int64)
     results = []
     for runtime in (True, False):
-        ks = KernelSet(specs, "fixed:24:stochastic", seed=4, runtime=runtime)
+        ks = KernelSet(specs, "fixed:40:stochastic", seed=4, runtime=runtime)
         ctxs = [ks.context(k, 2) for k in ("contraction", "orbitals", "derivatives")]
         daw = ks.encode("contraction", "grad", dao, 2)
         daw[:, 3] = ks.encode("contraction", "lap", dao[:, 3], 2)

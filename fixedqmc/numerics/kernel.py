@@ -646,21 +646,10 @@ def _const(e, x, v):
         so, wo, fo, rnd, ovf = _var(e.types[0].table, v, "const")
         so = so != 0
         stochastic = rnd == STOCHASTIC
-        if not -1022 <= fo <= 1023:
-            def general(e, x, v):
-                rb = _random(e, v) if stochastic else np.uint64(0)
-                r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
-                return _emit(e, r, ev, v, np.int64(0))
-            return general
-        scale = 2.0 ** fo
 
-        def impl(e, x, v):  # the common case inline: a literal constant folds
+        def impl(e, x, v):
             rb = _random(e, v) if stochastic else np.uint64(0)
-            y = np.float64(x) * scale
-            if abs(y) < 2.0**62:
-                r, ev = Q.from_scaled_small(y, so, wo, rnd, ovf, rb)
-            else:
-                r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
+            r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
             return _emit(e, r, ev, v, np.int64(0))
         return impl
     dt = e

@@ -344,9 +344,9 @@ def _split_float(y):
 
 
 @njit(nogil=True, inline="always")
-def from_scaled_small(y, so, wo, rnd, ovf, rbits):
+def _from_scaled_small(y, so, wo, rnd, ovf, rbits):
     """:func:`from_float_raw` of a float already scaled to units of the output's last bit,
-    ``|y| < 2**62`` (the common case; inlined, so that a constant folds)."""
+    ``|y| < 2**62``: an int64 and its rounding."""
     nm, negative, t64, rest = _split_float(y)
     n = np.int64(nm)
     if negative:
@@ -357,15 +357,11 @@ def from_scaled_small(y, so, wo, rnd, ovf, rbits):
 
 
 @njit(**_JIT)
-def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
-    """Round a finite float64 exactly to the output format."""
-    # scaling by a power of two, rounded once (a product, not the library's ldexp call)
-    y = v * pow2(fo) if -1022 <= fo <= 1023 else math.ldexp(v, fo)
+def _from_scaled_wide(y, so, wo, rnd, ovf, rbits):
+    """The same for ``|y| >= 2**62`` (or nan): a 192-bit integer."""
     if abs(y) >= 2.0**180:
         # Far outside every format: keep the sign; such a float has no bits below 2**64.
         y = math.copysign(2.0**180, y)
-    if abs(y) < 2.0**62:
-        return from_scaled_small(y, so, wo, rnd, ovf, rbits)
     nm, negative, t64, rest = _split_float(y)
     x = _float_int_to_wide(nm)
     if negative:
@@ -375,3 +371,16 @@ def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
     if round_up(rnd, negative, (x[0] & W.U1) != W.U0, t64, rest, rbits):
         x = W.add(x, (W.U1, W.U0, W.U0))
     return store(x, so, wo, ovf)
+
+
+@njit(nogil=True, inline="always")
+def from_float_raw(v, so, wo, fo, rnd, ovf, rbits):
+    """Round a finite float64 exactly to the output format.  Inlined where it is called: the
+    common case (below 2**62 units of the output) is a few machine operations, which fold
+    at compile time for a constant v and formats compiled in; larger values go out of line
+    to the 192-bit path."""
+    # scaling by a power of two, rounded once (a product, not the library's ldexp call)
+    y = v * pow2(fo) if -1022 <= fo <= 1023 else math.ldexp(v, fo)
+    if abs(y) < 2.0**62:
+        return _from_scaled_small(y, so, wo, rnd, ovf, rbits)
+    return _from_scaled_wide(y, so, wo, rnd, ovf, rbits)

@@ -165,9 +165,8 @@ def _update_walker(e, row, inv, j, ratio, u, col, tmp, acc, qacc):
     eq = quiet(e)
     for k in range(n):
         col[k] = inv[k, j]
-    r = load(e, ratio, RATIO)
     if not acc_fits(eq, U, n) or _u_sums(eq, row, inv, j, load(eq, ratio, RATIO), qacc, u):
-        _u_sums(e, row, inv, j, r, acc, u)
+        _u_sums(e, row, inv, j, load(e, ratio, RATIO), acc, u)
     for kk in range(n):
         if not is_quiet(eq):  # float or run-time formats: in place, events counted
             _corrected_row(eq, inv[kk], load(eq, col[kk], INV), u, inv[kk])

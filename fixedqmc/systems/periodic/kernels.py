@@ -13,11 +13,12 @@ zeros (so one source serves 3D and 2D).
     lattice[k, c]`` summed in ``pos`` (bohr); then per charge j and integer shift n whose
     box ranges (:func:`.halo.box_range`, from the float64 coordinates ``fb``) are not empty
     the image ``ipos = pos + image`` (``image`` the const ``R_c``, bohr), formed once and
-    appended to the list of every box in range and within the halo's ball; then per electron i, over the entries of its box
-    with j > i (a loop that vectorises): ``de = ipos - pos_i``, ``s = sum de**2``, and the
-    ``s < cut2`` kept (no branch); then per kept term (a loop that vectorises in float
-    contexts): ``inv_r = rsqrt(s)``, ``r = s inv_r``, ``x = gamma r``, the erfc form of
-    :mod:`~fixedqmc.systems.periodic.erfc_form` (``den = 1 + P x``, ``t = recip(den)``,
+    appended to the list of every box in range and within the halo's ball; then per
+    electron i, over the entries of its box with j > i (a loop that vectorises): ``de = ipos
+    - pos_i``, ``s = sum de**2``, and the ``s < cut2`` kept (no branch); then per kept
+    term (a loop that vectorises in float contexts): ``inv_r = rsqrt(s)``, ``r = s
+    inv_r``, ``x = gamma r``, the erfc form of :mod:`~fixedqmc.systems.periodic.erfc_form`
+    (``den = 1 + P x``, ``t = recip(den)``,
     ``u = T_A t + T_B``, Horner ``h``, ``gauss = exp(neg_g2 s)``, ``erfc = gauss h``), ``phi
     = erfc inv_r``, ``qq`` (the const ``q_i q_j``), ``term = qq phi``, accumulated in
     ``sum``.

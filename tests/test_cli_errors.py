@@ -8,10 +8,12 @@ import random
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.run import memory, run
@@ -245,9 +247,11 @@ def malformed(seed: int, output: str) -> tuple[str, bytes, str]:
     return f"{key} = {bad!r}", _toml(config).encode(), named or key
 
 
-def test_random_malformed_inputs_end_in_a_named_error_before_any_output(tmp_path):
+def test_random_malformed_inputs_end_in_a_named_error_before_any_output(tmp_path, capsys):
     """20 seeded malformed inputs through ``fixedqmc run FILE``: exit 2, the key (or file)
-    named, no traceback, and no output folder (nor its missing parent) created."""
+    named, no traceback, and no output folder (nor its missing parent) created.  The
+    command's ``main`` runs in this process; the first four cases also as ``fixedqmc`` in
+    a subprocess (a process start costs seconds)."""
     cases = []
     for seed in range(20):
         folder = tmp_path / f"case{seed}"
@@ -255,9 +259,13 @@ def test_random_malformed_inputs_end_in_a_named_error_before_any_output(tmp_path
         what, data, named = malformed(seed, str(folder / "new" / "out"))
         (folder / "in.toml").write_bytes(data)
         cases.append((what, folder, named))
+    results = []
+    for _, folder, _ in cases:
+        code = main(["run", str(folder / "in.toml")])
+        results.append(SimpleNamespace(returncode=code, stderr=capsys.readouterr().err))
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda case: cli("run", case[1] / "in.toml"), cases))
-    for (what, folder, named), r in zip(cases, results):
+        results += list(pool.map(lambda case: cli("run", case[1] / "in.toml"), cases[:4]))
+    for (what, folder, named), r in zip(cases + cases[:4], results):
         assert r.returncode == 2, (what, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.startswith("fixedqmc: error:"), what
         assert named in r.stderr, (what, named, r.stderr)

@@ -23,7 +23,6 @@ Semantics, special cases and bounds: ``docs/kernel_operations.md``.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
 from numba import njit
 from numba.core import types
 from numba.core.errors import TypingError

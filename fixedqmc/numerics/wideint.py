@@ -105,7 +105,10 @@ def sar(a, k):
 
 @njit(**_JIT)
 def mul_u64(a, b):
-    """Full 128-bit product of two uint64 values as (lo, hi)."""
+    """Full 128-bit product of two uint64 values as (lo, hi), from 32 x 32-bit partial
+    products: operations vector units have, so a loop of them can vectorise (the two-limb
+    forms of :mod:`~fixedqmc.numerics.narrow`).  Scalar code that needs no vectorising
+    takes :data:`mul_u64_wide` (one machine multiply)."""
     a_lo = a & M32
     a_hi = a >> U32
     b_lo = b & M32

@@ -18,10 +18,9 @@ zeros (so one source serves 3D and 2D).
     - pos_i``, ``s = sum de**2``, and the ``s < cut2`` kept (no branch); then per kept
     term (a loop that vectorises in float contexts): ``inv_r = rsqrt(s)``, ``r = s
     inv_r``, ``x = gamma r``, the erfc form of :mod:`~fixedqmc.systems.periodic.erfc_form`
-    (``den = 1 + P x``, ``t = recip(den)``,
-    ``u = T_A t + T_B``, Horner ``h``, ``gauss = exp(neg_g2 s)``, ``erfc = gauss h``), ``phi
-    = erfc inv_r``, ``qq`` (the const ``q_i q_j``), ``term = qq phi``, accumulated in
-    ``sum``.
+    (``den = 1 + P x``, ``t = recip(den)``, ``u = T_A t + T_B``, Horner ``h``, ``gauss =
+    exp(neg_g2 s)``, ``erfc = gauss h``), ``phi = erfc inv_r``, ``qq`` (the const ``q_i
+    q_j``), ``term = qq phi``, accumulated in ``sum``.
 ``ewald_recip``
     per charge j and axis k the powers ``e^{2 pi i m frac_jk}``, m = -nmax..nmax, by
     :func:`.phasors.all_powers` (shared with ``jastrow_p``: per value the operations of
@@ -231,8 +230,9 @@ def real_kernel(cv, f, fb, lat, boxes, reach, shifts, ball, cap, q, par, coef, o
     (they decide the halos' lists); ``lat`` (3, 3) the reduced lattice (rows, bohr; a 2D
     cell's third row zero, a slab's ``(0, 0, L_z)``), ``boxes``, ``reach``, ``shifts`` and
     ``cap`` (a box list's capacity, ``N per_charge``) the :class:`.halo.HaloGeometry`, ``q``
-    (N,) charges (of the constants' type), ``par`` the constants of :data:`REAL_PARAMETERS`, ``coef`` the erfcx
-    polynomial (:data:`N_COEF`), all float64 (float32 kernels: float32 constants)."""
+    (N,) charges (of the constants' type), ``par`` the constants of
+    :data:`REAL_PARAMETERS`, ``coef`` the erfcx polynomial (:data:`N_COEF`), all float64
+    (float32 kernels: float32 constants)."""
     for k in prange(n_chunks(cv, f.shape[0])):
         _real_chunk(cv, k, f, fb, lat, boxes, reach, shifts, ball, cap, q, par, coef, out)
 

@@ -69,6 +69,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 import numpy as np
 
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics import aligned
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,8 @@ class Walkers:
 
     def take(self, index) -> "Walkers":
         """The walkers selected (or repeated) by a boolean mask or an index array."""
-        state = None if self.state is None else {k: v[index] for k, v in self.state.items()}
+        state = None if self.state is None else {k: aligned.take(v, index)
+                                                  for k, v in self.state.items()}
         return Walkers(self.positions[index], state)
 
     def put(self, mask: np.ndarray, other: "Walkers") -> None:

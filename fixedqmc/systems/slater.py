@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from fixedqmc.numerics import aligned
 from fixedqmc.numerics.kernel import (N_CHUNKS, acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, load, mul, n_chunks, store)
 from fixedqmc.qmc.system import Evaluation, Proposal, Walkers
@@ -67,6 +68,16 @@ def energy_ranges(lap_max: float, grad_max: float, n: int) -> dict:
                         n * (2 * lap_max + 3 * grad_max * g)),
             "half": (-0.5, 0), "kinetic": (-n * (lap_max + 1.5 * grad_max * g),
                                           n * (lap_max + 1.5 * grad_max * g))}
+
+
+def _inverses(walkers: Walkers, s: int) -> np.ndarray:
+    """The inverse Slater matrices of spin ``s`` (n_w, n_s, n_s), re-stored aligned to cache
+    lines if they are not (walkers restored from a checkpoint, or selected by a driver):
+    the ratio and update kernels stream them at every move."""
+    inv = walkers.state[f"inv{s}"]
+    if not aligned.is_aligned(inv):
+        inv = walkers.state[f"inv{s}"] = aligned.copy(inv)
+    return inv
 
 
 @njit(cache=True)
@@ -143,7 +154,7 @@ class SlaterJastrow:
         state = {"ln_det": np.zeros(nw), "sign": np.ones(nw)}
         for s, M in Ms.items():
             sign, ln_det, B = det.fresh_inverse(M)
-            state[f"inv{s}"] = ks.encode("determinant", "inv", B, step).copy()
+            state[f"inv{s}"] = aligned.copy(ks.encode("determinant", "inv", B, step))
             state["ln_det"] += ln_det
             state["sign"] *= sign
         return state
@@ -214,7 +225,7 @@ class SlaterJastrow:
         out_g = np.zeros((nw, 3 if want_grad else 0), dt)
         grows = (d[..., :3].transpose(0, 2, 1) if want_grad
                  else np.zeros((nw, 0, self.n[s]), np.float64))
-        det.ratio_kernel(ct, rows, walkers.state[f"inv{s}"], j,
+        det.ratio_kernel(ct, rows, _inverses(walkers, s), j,
                          ks.encode("determinant", "grow", grows, step), out_r, out_g)
         ks.report("determinant", ct)
         ratio = ks.decode("determinant", "ratio", out_r)
@@ -241,7 +252,7 @@ class SlaterJastrow:
                     walkers.state["ln_det"], walkers.state["sign"])
         ct = ks.context("determinant", step)
         dt, n = ks["determinant"].dtype, self.n[s]
-        det.update_kernel(ct, rows, walkers.state[f"inv{s}"], j, m, ratio_words,
+        det.update_kernel(ct, rows, _inverses(walkers, s), j, m, ratio_words,
                           self._scratch(("update", dt, n),
                                         lambda: np.empty((N_CHUNKS, 3, n), dt)))
         ks.report("determinant", ct)

@@ -185,3 +185,34 @@ def test_bad_input_is_named_before_work(tmp_path, system, trial, key):
     with pytest.raises(FixedQMCError, match=key.replace(".", r"\.")):
         load_config(overrides=cfg)
     assert not (tmp_path / "x").exists()
+
+
+def test_walker_state_is_realigned_with_the_same_bits(h2_pair):
+    """Inverses restored from a checkpoint or selected by a driver (``Walkers.take``) are
+    streamed from cache-line aligned arrays: an unaligned state is copied once, and the
+    moves give the same bits as from an aligned one."""
+    from fixedqmc.numerics import aligned
+
+    def misaligned(a):  # 8 bytes past NumPy's 16-byte alignment: never on a cache line
+        out = np.empty(a.size + 1, a.dtype)[1:].reshape(a.shape)
+        out[...] = a
+        return out
+
+    mol, mf, m = h2_pair
+    pos = m.initial_positions(6, np.random.default_rng(5))
+    w = Walkers(pos.copy(), None)
+    w.state = m.evaluate(w).state
+    assert all(aligned.is_aligned(v) for k, v in w.state.items() if k.startswith("inv"))
+    assert all(aligned.is_aligned(v) for v in w.take([3, 0, 0]).state.values())
+    bad = Walkers(pos.copy(), {k: misaligned(v) for k, v in w.state.items()})
+    assert not aligned.is_aligned(bad.state["inv0"])
+    ok = np.array([True, False, True, True, False, True])
+    ratios = []
+    for walkers in (w, bad):
+        prop = m.propose(walkers, 0, pos[:, 0] + 0.1)
+        m.accept(walkers, 0, ok, prop)
+        ratios.append(prop.log_ratio)
+    assert aligned.is_aligned(bad.state["inv0"])
+    assert np.array_equal(*ratios)
+    for k in w.state:
+        assert np.array_equal(w.state[k], bad.state[k]), k

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fixedqmc.numerics import aligned
 from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Units
@@ -102,11 +103,11 @@ class Molecule(SlaterJastrow):
         ctxs = tuple(ks.context(k, step) for k in ORBITAL_KERNELS)
         da, dm, dg = (ks[k].dtype for k in ("contraction", "orbitals", "derivatives"))
         scratch = self._scratch(("orbitals", da, dm, dg), lambda: (  # per chunk
-            np.empty((N_CHUNKS, n_cart), da), np.empty((N_CHUNKS, n_cart, 4), da),
-            np.empty((N_CHUNKS, n_cart), dm), np.empty((N_CHUNKS, n_cart, 4), dg),
-            np.empty((N_CHUNKS, n_cart), np.int64)))
-        out_v = np.zeros((P, n_mo), dm)
-        out_d = np.zeros((P, n_mo if derivs else 0, 4), dg)
+            aligned.empty((N_CHUNKS, n_cart), da), aligned.empty((N_CHUNKS, n_cart, 4), da),
+            aligned.empty((N_CHUNKS, n_cart), dm), aligned.empty((N_CHUNKS, n_cart, 4), dg),
+            aligned.empty((N_CHUNKS, n_cart), np.int64)))
+        out_v = np.empty((P, n_mo), dm)  # the kernel writes every element
+        out_d = np.empty((P, n_mo if derivs else 0, 4), dg)
         cm = self._coeff_words(ks, "orbitals", s, step)
         cg = (self._coeff_words(ks, "derivatives", s, step) if derivs
               else np.empty((0, n_mo), dg))  # not read without derivatives
@@ -131,8 +132,8 @@ class Molecule(SlaterJastrow):
                                  and kp.roundings[kp.spec.index("coeff")] == "stochastic"):
             return ks.encode(kernel, "coeff", self._mo_rows[s], step)
         cache = self.__dict__.setdefault("_coeff_cache", {})
-        if (kernel, s) not in cache:
-            cache[kernel, s] = ks.encode(kernel, "coeff", self._mo_rows[s], step)
+        if (kernel, s) not in cache:  # aligned: the MO sums stream its rows
+            cache[kernel, s] = aligned.copy(ks.encode(kernel, "coeff", self._mo_rows[s], step))
         return cache[kernel, s]
 
     # -- the protocol -------------------------------------------------------------------

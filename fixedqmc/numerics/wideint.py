@@ -351,6 +351,31 @@ def _sqrt_limb(root, rem, limb):
 
 
 @njit(**_JIT)
+def isqrt_u64(x):
+    """(floor(sqrt(x)), x - floor(sqrt(x))**2) of a uint64 x: the float square root, then
+    stepped down to the exact root.  It is never below it: with k = floor(sqrt(x)), the
+    rounded x is at least k**2 (1 - 2**-53), whose root is less than half a unit in the last
+    place below k, so the correctly rounded root is at least k."""
+    r = np.uint64(np.sqrt(np.float64(x)))
+    if r > M32:  # sqrt(2**64 - 1) rounds up to 2**32
+        r = M32
+    while r * r > x:
+        r -= U1
+    return r, x - r * r
+
+
+@njit(**_JIT)
+def _sqrt_step(root, rem, limb):
+    """The digit-by-digit root after the radicand's next 64 bits ``limb``.  Before the
+    first nonzero limb (root and remainder zero) the 32 steps of :func:`_sqrt_limb` give
+    floor(sqrt(limb)) and its remainder, which :func:`isqrt_u64` computes directly."""
+    if not is_zero(root):
+        return _sqrt_limb(root, rem, limb)
+    r, left = isqrt_u64(limb)
+    return (r, U0, U0), (left, U0, U0)
+
+
+@njit(**_JIT)
 def isqrt_shifted(a, e):
     """(floor(sqrt(a 2**e)), whether the root is inexact) for uint64 a and 0 <= e <= 256
     (radicand below 2**320, root below 2**160)."""
@@ -362,8 +387,7 @@ def isqrt_shifted(a, e):
     rem = (U0, U0, U0)
     for i in range(m + 2):
         limb = hi if i == 0 else (lo if i == 1 else U0)
-        if limb != U0 or not is_zero(root):
-            root, rem = _sqrt_limb(root, rem, limb)
+        root, rem = _sqrt_step(root, rem, limb)
     return root, not is_zero(rem)
 
 
@@ -380,6 +404,5 @@ def irsqrt_shifted(a, e):
     for i in range(m + 1):
         limb = (U1 << u) if i == 0 else U0
         qi, r = divlu(r, limb, a)
-        if qi != U0 or not is_zero(root):
-            root, rem = _sqrt_limb(root, rem, qi)
+        root, rem = _sqrt_step(root, rem, qi)
     return root, r != U0 or not is_zero(rem)

@@ -1,5 +1,8 @@
-"""Limb division of the exact integer core (:mod:`fixedqmc.numerics.wideint`) against
-Python's integers: the machine's ``div`` (x86-64) and the portable routine agree."""
+"""Division and square roots of the exact integer core (:mod:`fixedqmc.numerics.wideint`)
+against Python's integers: the machine's ``div`` (x86-64) and the portable routine agree,
+and the roots started from a float square root are exact."""
+
+import math
 
 import numpy as np
 from hypothesis import example, given
@@ -34,3 +37,33 @@ def test_limb_division_is_exact(case):
     u1, u0, v = case
     (q, r), (qp, rp) = _both(np.uint64(u1), np.uint64(u0), np.uint64(v))
     assert (int(q), int(r)) == divmod(u1 * U64 + u0, v) == (int(qp), int(rp))
+
+
+@given(st.one_of(st.integers(0, U64 - 1), st.integers(0, 2**32 - 1).map(lambda r: r * r),
+                 st.integers(1, 2**32 - 1).map(lambda r: r * r - 1)))
+@example(0)
+@example(U64 - 1)
+@example((2**32 - 1) ** 2)
+@example(2**52 + 1)
+def test_word_square_root_is_exact(x):
+    r, rem = W.isqrt_u64(np.uint64(x))
+    assert (int(r), int(rem)) == (math.isqrt(x), x - math.isqrt(x) ** 2)
+
+
+def _int(limbs):
+    return sum(int(x) << (64 * i) for i, x in enumerate(limbs))
+
+
+@given(st.integers(1, U64 - 1), st.integers(0, 320))
+@example(U64 - 1, 256)
+@example(U64 - 1, 320)
+@example(1, 0)
+@example(4, 2)
+def test_shifted_roots_are_exact(a, e):
+    if e <= 256:
+        n = a << e
+        root, inexact = W.isqrt_shifted(np.uint64(a), e)
+        assert (_int(root), inexact) == (math.isqrt(n), math.isqrt(n) ** 2 != n)
+    q, r = divmod(1 << e, a)
+    root, inexact = W.irsqrt_shifted(np.uint64(a), e)
+    assert (_int(root), inexact) == (math.isqrt(q), r != 0 or math.isqrt(q) ** 2 != q)

@@ -365,13 +365,52 @@ def isqrt_u64(x):
 
 
 @njit(**_JIT)
-def _sqrt_step(root, rem, limb):
-    """The digit-by-digit root after the radicand's next 64 bits ``limb``.  Before the
-    first nonzero limb (root and remainder zero) the 32 steps of :func:`_sqrt_limb` give
-    floor(sqrt(limb)) and its remainder, which :func:`isqrt_u64` computes directly."""
+def isqrt_u128(hi, lo):
+    """(s, r_lo, r_hi): s = floor(sqrt(N)) of N = hi 2**64 + lo (uint64 limbs, hi > 0) and
+    the remainder N - s**2 (at most 2 s, below 2**65) as two limbs.  The float square root
+    is within 2**12 of s (raised to hi + 1 if not above hi, which the limb division needs:
+    s >= sqrt(hi) 2**32 >= hi), and one Newton step ``floor((t + floor(N / t)) / 2)`` brings
+    it to s or s + 1, for an integer Newton step from any t > 0 is at least s."""
+    t = np.sqrt(np.float64(hi) * 18446744073709551616.0 + np.float64(lo))
+    t = np.uint64(t) if t < 18446744073709551615.0 else M64
+    if hi == M64:  # N >= (2**64 - 1) 2**64: the root is 2**64 - 1
+        t = M64
+    else:
+        if t <= hi:  # s >= hi, so hi + 1 is as near; the quotient must fit 64 bits
+            t = hi + U1
+        q, _ = divlu(hi, lo, t)
+        t = (t >> U1) + (q >> U1) + (t & q & U1)
+    p_lo, p_hi = mul_u64_wide(t, t)
+    while p_hi > hi or (p_hi == hi and p_lo > lo):
+        t -= U1
+        p_lo, p_hi = mul_u64_wide(t, t)
+    r_lo = lo - p_lo
+    return t, r_lo, hi - p_hi - (U1 if r_lo > lo else U0)
+
+
+@njit(**_JIT)
+def _sqrt_step(root, rem, first, limb):
+    """The digit-by-digit root after the radicand's next 64 bits ``limb``, with ``first``
+    the radicand's first nonzero limb while it waits for the next one (else 0).  The 64
+    steps of :func:`_sqrt_limb` from a zero root over those two limbs give floor(sqrt(N))
+    and its remainder, which :func:`isqrt_u128` computes directly; returns (root, rem,
+    first)."""
     if not is_zero(root):
-        return _sqrt_limb(root, rem, limb)
-    r, left = isqrt_u64(limb)
+        root, rem = _sqrt_limb(root, rem, limb)
+        return root, rem, U0
+    if first == U0:
+        return root, rem, limb
+    s, r_lo, r_hi = isqrt_u128(first, limb)
+    return (s, U0, U0), (r_lo, r_hi, U0), U0
+
+
+@njit(**_JIT)
+def _sqrt_end(root, rem, first):
+    """The root when the radicand's last limb was its first nonzero one (still waiting in
+    ``first``): floor(sqrt(first)) and the remainder (:func:`isqrt_u64`)."""
+    if first == U0:
+        return root, rem
+    r, left = isqrt_u64(first)
     return (r, U0, U0), (left, U0, U0)
 
 
@@ -385,9 +424,11 @@ def isqrt_shifted(a, e):
     lo = a << u
     root = (U0, U0, U0)
     rem = (U0, U0, U0)
+    first = U0
     for i in range(m + 2):
         limb = hi if i == 0 else (lo if i == 1 else U0)
-        root, rem = _sqrt_step(root, rem, limb)
+        root, rem, first = _sqrt_step(root, rem, first, limb)
+    root, rem = _sqrt_end(root, rem, first)
     return root, not is_zero(rem)
 
 
@@ -400,9 +441,11 @@ def irsqrt_shifted(a, e):
     u = np.uint64(e - 64 * m)
     root = (U0, U0, U0)
     rem = (U0, U0, U0)
+    first = U0
     r = U0
     for i in range(m + 1):
         limb = (U1 << u) if i == 0 else U0
         qi, r = divlu(r, limb, a)
-        root, rem = _sqrt_step(root, rem, qi)
+        root, rem, first = _sqrt_step(root, rem, first, qi)
+    root, rem = _sqrt_end(root, rem, first)
     return root, r != U0 or not is_zero(rem)

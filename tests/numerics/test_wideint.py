@@ -55,6 +55,9 @@ def _int(limbs):
 
 
 @given(st.integers(1, U64 - 1), st.integers(0, 320))
+@example(U64 - 1, 0)
+@example(U64 - 1, 64)
+@example(U64 - 2**11, 128)
 @example(U64 - 1, 256)
 @example(U64 - 1, 320)
 @example(1, 0)
@@ -67,3 +70,16 @@ def test_shifted_roots_are_exact(a, e):
     q, r = divmod(1 << e, a)
     root, inexact = W.irsqrt_shifted(np.uint64(a), e)
     assert (_int(root), inexact) == (math.isqrt(q), r != 0 or math.isqrt(q) ** 2 != q)
+
+
+@given(st.one_of(st.integers(2**64, 2**128 - 1), st.integers(2**63, 2**64 - 1).map(lambda r: r * r),
+                 st.integers(2**126, 2**128 - 1), st.integers(2**64 - 2**13, 2**64 - 1)
+                 .map(lambda h: h * U64 + 12345)))
+@example(2**128 - 1)
+@example(2**64)
+@example((2**64 - 1) * U64)
+@example((2**64 - 1) ** 2)
+@example((2**64 - 1) ** 2 - 1)
+def test_two_limb_square_root_is_exact(n):
+    s, r_lo, r_hi = W.isqrt_u128(np.uint64(n >> 64), np.uint64(n % U64))
+    assert (int(s), int(r_lo) + (int(r_hi) << 64)) == (math.isqrt(n), n - math.isqrt(n) ** 2)

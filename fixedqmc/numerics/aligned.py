@@ -41,10 +41,10 @@ def is_aligned(a: np.ndarray) -> bool:
             and (a.size == 0 or a.__array_interface__["data"][0] % ALIGN == 0))
 
 
-def copy(a, dtype=None) -> np.ndarray:
-    """A new aligned array with the values of ``a`` (cast to ``dtype`` if given)."""
+def copy(a) -> np.ndarray:
+    """A new aligned array with the values (and type) of ``a``."""
     a = np.asarray(a)
-    out = empty(a.shape, a.dtype if dtype is None else dtype)
+    out = empty(a.shape, a.dtype)
     out[...] = a
     return out
 

@@ -85,8 +85,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         return main_helium(tuple(args.atoms) if args.atoms else ATOMS, args.min_time)
     if args.what == "h2":
-        from fixedqmc.bench.h2 import (DEFAULT_CACHE, LATTICES, MAX_SWEEPS, PRECISIONS,
-                                       ROUNDS, main_h2)
+        from fixedqmc.bench.h2 import (
+            DEFAULT_CACHE,
+            LATTICES,
+            MAX_SWEEPS,
+            PRECISIONS,
+            ROUNDS,
+            main_h2,
+        )
 
         walkers = 256 if args.walkers is None else args.walkers
         return main_h2(_int_list("--lattice", args.lattice) if args.lattice else LATTICES,
@@ -188,25 +194,28 @@ def cmd_profile(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from fixedqmc import jsonio
+    from fixedqmc.output_folder import claim
     from fixedqmc.qmc.registry import get_plugin
     from fixedqmc.run.config import load_config
     from fixedqmc.run.memory import check_memory
     from fixedqmc.run.runner import build_system
+    from fixedqmc.state_files import atomic_output, write_atomic
     from fixedqmc.sweep.estimates import sample_reference
 
     config = load_config(args.input, _sets(args))
     unit = get_plugin(config["system"]["kind"]).units.energy
     system = build_system({**config, "precision": "float64"})
     check_memory(system, config, samples=True)
-    ref = sample_reference(config, progress=None, system=system)
-    frame = ref.profile.frame(args.width)
     out = Path(config["output"]) / "profile"
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "profile.csv", index=False)
-    (out / "profile.json").write_text(jsonio.dumps(
-        {"samples": list(ref.samples.shape), "energy_unit": unit, "float64_energy": ref.energy,
-         "float64_error": ref.error, "margin_bits": 1, "stats": ref.profile.to_json()},
-        indent=2))
+    with claim(out, "profile"):
+        ref = sample_reference(config, progress=None, system=system)
+        frame = ref.profile.frame(args.width)
+        with atomic_output(out / "profile.csv") as tmp:
+            frame.to_csv(tmp, index=False)
+        write_atomic(out / "profile.json", jsonio.dumps(
+            {"samples": list(ref.samples.shape), "energy_unit": unit,
+             "float64_energy": ref.energy, "float64_error": ref.error, "margin_bits": 1,
+             "stats": ref.profile.to_json()}, indent=2).encode())
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.float_format", "{:.4g}".format):
         print(frame.to_string(index=False))
@@ -224,7 +233,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     res = sweep(args.input, widths=args.widths, kernels=args.kernels, tolerance=args.tolerance,
                 mode=args.mode, sets=_sets(args), output=args.output, workers=args.workers,
                 scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
-                profile=args.profile_from)
+                profile=args.profile_from, worker_wait=args.worker_wait)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -301,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--mode", default="paired", choices=["paired", "full", "both"])
     sw.add_argument("--workers", type=int, default=None, help="local worker processes (2)")
     sw.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
+    sw.add_argument("--worker-wait", type=float, default=None, metavar="SECONDS",
+                    help="with --scheduler: stop (keeping the finished points) after this "
+                         "many seconds without a worker (default 300)")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
     sw.add_argument("--profile-from", default=None, metavar="SWEEP_FOLDER",

@@ -15,6 +15,12 @@ INTERVAL_S = 10.0  # the longest silence between two plain lines while work adva
 TENTHS = 10  # a plain line each time another 1/TENTHS of the work is done
 
 
+def say(show: bool | None, text: str) -> None:
+    """A status line ``fixedqmc: text`` on stderr (unless ``show`` is False)."""
+    if show is not False:
+        print(f"fixedqmc: {text}", file=sys.stderr)
+
+
 def progress(total: int, *, initial: int = 0, unit: str = "block", desc: str = "",
              show: bool | None = None):
     """A progress reporter with ``update(n=1)`` and ``close()``.  ``show``: None (default)

@@ -53,6 +53,29 @@ def test_impossible_sizes_are_refused_with_an_estimate(tmp_path, command, sets, 
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["run", *SMALL], ["profile", *SMALL], ["sweep", *SMALL, "--widths", "20"],
+    ["tables", "generate", "--function", "lj", "--coef-format", "Q4.30"]])
+def test_a_read_only_output_folder_is_named_before_any_work(tmp_path, monkeypatch, capsys,
+                                                            command):
+    """The folder can be created but not written (as a read-only mount refuses): a clear
+    error naming it, for every command that writes one."""
+    from pathlib import Path
+    write_bytes = Path.write_bytes
+
+    def read_only(self, data):
+        if self.name == ".write-probe":
+            raise OSError(30, "Read-only file system")
+        return write_bytes(self, data)
+    monkeypatch.setattr(Path, "write_bytes", read_only)
+    out = tmp_path / "ro"
+    where = ["--out", str(out)] if command[0] == "tables" else ["--set", f"output='{out}'"]
+    assert main([*command, *where]) == 2
+    err = capsys.readouterr().err
+    assert "is not writable: Read-only file system" in err and str(out) in err
+    assert "Traceback" not in err and not out.exists()
+
+
 def test_memory_estimate_against_the_available_memory(tmp_path, monkeypatch):
     cfg = {"system": {"n_atoms": 3}, "tables": {"r_max": 30.0}, "output": str(tmp_path / "m"),
            "method": {"walkers": 1000, "blocks": 2, "equil_blocks": 0, "steps_per_block": 1}}

@@ -29,7 +29,8 @@ Output folder (``output``):
 ``optimize.png``
     energy and variance per cycle.
 ``optimize_checkpoint.pkl``
-    the state after the last finished cycle, written atomically: an interrupted
+    the state after the last finished cycle, sealed and written atomically
+    (:mod:`fixedqmc.run.checkpoint`; the folder is locked as for a run): an interrupted
     optimisation resumes there and ends with the same bits as an uninterrupted one.
 
 A system without linear parameters (:class:`~fixedqmc.qmc.system.LinearParameters`), or
@@ -39,8 +40,6 @@ with none in this input, is refused with a clear error before any work.
 from __future__ import annotations
 
 import copy
-import os
-import pickle
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,15 +50,16 @@ import pandas as pd
 from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.progress import progress as progress_bar
+from fixedqmc.progress import say
 from fixedqmc.qmc.optimize import (QuadraticEnergy, linear_method_step, minimise_variance,
                                    reweighted)
 from fixedqmc.qmc.system import LinearParameters, Walkers
 from fixedqmc.qmc.vmc import start_vmc, vmc_block
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import available_bytes, check_memory, readable
-from fixedqmc.run.runner import (_atomic_write, _check_folder, _probe_output, _read_state,
-                                 _remove, _say, _versions, build_system, estimate,
-                                 vmc_settings)
+from fixedqmc.run.checkpoint import open_folder, write_checkpoint
+from fixedqmc.run.runner import build_system, estimate, versions, vmc_settings
+from fixedqmc.state_files import atomic_output, write_atomic
 
 __all__ = ["OptimizeResult", "optimize"]
 CHECKPOINT = "optimize_checkpoint.pkl"
@@ -162,22 +162,26 @@ def optimize(path=None, *, sets=(), overrides: dict | None = None,
     docstring).  ``stop_after_cycles`` stops after that many cycles of this call, leaving
     the checkpoint, as an interruption would; ``progress`` as for :func:`~.runner.run`."""
     config = load_config(path, sets, overrides)
-    opt = config["optimize"]
     digest = input_hash(config, optimize=True)
     out = Path(config["output"])
-    names = (CHECKPOINT, SUMMARY)
-    ck = _check_folder(out, digest, config, names) if out.is_dir() else None
-    if ck is None and (out / SUMMARY).exists():
-        _say(progress, f"{out}: optimised earlier; reporting its stored results")
-        return OptimizeResult(pd.read_parquet(out / "optimize.parquet"),
-                              _read_state(out / SUMMARY), out)
-    created = _probe_output(out)
+    lock, ck, done = open_folder(out, digest, config, CHECKPOINT, SUMMARY, "optimize")
+    if done is not None:
+        say(progress, f"{out}: optimised earlier; reporting its stored results")
+        return OptimizeResult(pd.read_parquet(out / "optimize.parquet"), done, out)
+    try:
+        return _optimize(config, digest, out, lock, ck, progress, stop_after_cycles)
+    finally:
+        lock.release()
+
+
+def _optimize(config, digest, out, lock, ck, progress, stop_after_cycles) -> OptimizeResult:
+    opt = config["optimize"]
     try:  # input errors are raised before anything is written
         base = _float64_system(config)
         _check_system(base, config)
         check_memory(base, config, samples=True)
     except BaseException:
-        _remove(created)
+        lock.abandon()
         raise
     if ck is None:
         rng = np.random.default_rng(np.random.SeedSequence(config["seed"]))
@@ -186,7 +190,7 @@ def optimize(path=None, *, sets=(), overrides: dict | None = None,
               "positions": base.initial_positions(config["method"]["walkers"], rng),
               "step_size": float(config["method"]["step_size"])}
     else:
-        _say(progress, f"{out}: resuming at cycle {ck['cycle']} of {opt['cycles'] + 1}")
+        say(progress, f"{out}: resuming at cycle {ck['cycle']} of {opt['cycles'] + 1}")
     total = opt["cycles"] + 1
     bar = progress_bar(total, initial=ck["cycle"], unit="cycle", desc="optimize", show=progress)
     t0, ran = time.perf_counter(), 0
@@ -201,7 +205,7 @@ def optimize(path=None, *, sets=(), overrides: dict | None = None,
             ck["elapsed"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             ran += 1
-            _atomic_write(out / CHECKPOINT, pickle.dumps(ck))
+            write_checkpoint(out / CHECKPOINT, ck)
             bar.update(1)
     finally:
         bar.close()
@@ -231,15 +235,14 @@ def _finish(config: dict, digest: str, base, ck: dict, out: Path) -> OptimizeRes
                "initial_energy_error": float(first["energy_error"]),
                "initial_variance": float(first["variance"]),
                "energy_unit": base.units.energy, "wall_time_s": ck["elapsed"],
-               "versions": _versions(), "input": config}
+               "versions": versions(), "input": config}
     for name, write in (("optimize.parquet", lambda p: table.to_parquet(p, index=False)),
                         ("optimize.csv", lambda p: table.to_csv(p, index=False)),
                         ("optimize.png", lambda p: _figure(table, base.units.energy, p))):
-        tmp = out / f"tmp-{name}"
-        write(tmp)
-        os.replace(tmp, out / name)
-    _atomic_write(out / "optimized.toml", tomli_w.dumps(optimised).encode())
-    _atomic_write(out / SUMMARY, jsonio.dumps(summary, indent=2).encode())
+        with atomic_output(out / name) as tmp:
+            write(tmp)
+    write_atomic(out / "optimized.toml", tomli_w.dumps(optimised).encode())
+    write_atomic(out / SUMMARY, jsonio.dumps(summary, indent=2).encode())
     return OptimizeResult(table, summary, out)
 
 

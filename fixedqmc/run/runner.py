@@ -18,14 +18,17 @@ output folder:
     extrapolation over the stages that passed their checks (DMC), formats of every kernel
     variable, overflow counts, timings, versions, the input and its hash.
 ``checkpoint.pkl``
-    the complete state after the last finished block, written atomically (temporary file
-    + rename), so a run killed at any moment restarts from its last finished block and
-    ends with the same bits as an uninterrupted run.  A checkpoint or summary of a
-    different input is never resumed or overwritten: the run stops and says why.
+    the complete state after the last finished block, sealed with its checksum and the
+    input hash and written atomically (:mod:`fixedqmc.run.checkpoint`), so a run killed
+    at any moment restarts from its last finished block and ends with the same bits as an
+    uninterrupted run.  A checkpoint or summary of a different input is never resumed or
+    overwritten, and a damaged checkpoint is never resumed: the run stops and says why.
 
-Before any work the output folder is probed (created and written), the system is built
-and the memory the run needs is estimated and compared with what the machine has
-(:mod:`fixedqmc.run.memory`); a failure of any of these removes the folders this call created.
+Before any work the output folder is probed (created and written) and locked (a second
+command into it is refused, naming the first: :mod:`fixedqmc.output_folder`), the system
+is built and the memory the run needs is estimated and compared with what the machine has
+(:mod:`fixedqmc.run.memory`); a failure of any of these removes the folders this call
+created.  A full disk stops the run with a clear error and keeps its last checkpoint.
 
 Reproducibility: all randomness comes from one ``numpy.random.SeedSequence(seed)``; kernel
 results do not depend on the thread count.
@@ -36,8 +39,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import pickle
 import platform
 import time
 from dataclasses import dataclass
@@ -50,17 +51,22 @@ import pandas as pd
 from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.progress import progress as progress_bar
+from fixedqmc.progress import say
 from fixedqmc.qmc.dmc import DMCSettings, dmc_block, start_dmc, timestep_extrapolation
 from fixedqmc.qmc.estimators import reblock
 from fixedqmc.qmc.registry import get_plugin, load_plugins
 from fixedqmc.qmc.state import ENERGY_COLUMNS_EXCLUDED
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import VMCSettings, start_vmc, vmc_block
+from fixedqmc.run.checkpoint import open_folder, write_checkpoint
 from fixedqmc.run.config import energy_unit, input_hash, load_config
 from fixedqmc.run.memory import check_memory
+from fixedqmc.state_files import atomic_output, write_atomic
 
-__all__ = ["RunResult", "build_system", "estimate", "run", "stages", "vmc_settings"]
+__all__ = ["RunResult", "build_system", "estimate", "run", "stages", "versions",
+           "vmc_settings"]
 CHECKPOINT = "checkpoint.pkl"
+SUMMARY = "summary.json"
 
 
 # ------------------------------------------------------------------------ building --
@@ -108,101 +114,6 @@ def stages(config: dict) -> list[Stage]:
         out.append(Stage("vmc", "vmc", vmc_settings(m, blocks=m["vmc_blocks"], equil=0)))
     out += [Stage(f"dmc_tau{tau:g}", "dmc", _dmc_settings(m, tau)) for tau in m["taus"]]
     return out
-
-
-# -------------------------------------------------------------------- checkpoints --
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _differing_keys(a: dict, b: dict, prefix: str = "") -> list[str]:
-    keys = []
-    for k in sorted(set(a) | set(b)):
-        x, y = a.get(k), b.get(k)
-        if isinstance(x, dict) and isinstance(y, dict):
-            keys += _differing_keys(x, y, f"{prefix}{k}.")
-        elif x != y and k not in ("output", "units"):
-            keys.append(f"{prefix}{k} ({x!r} there, {y!r} here)")
-    return keys
-
-
-def _read_state(p: Path):
-    """A checkpoint (pickle) or summary (JSON) of an output folder; a damaged one is
-    named, with what to do."""
-    try:
-        return pickle.loads(p.read_bytes()) if p.suffix == ".pkl" else json.loads(p.read_text())
-    except Exception as exc:
-        what = ("delete it to start the run again from block 0" if p.suffix == ".pkl" else
-                "delete it (and trace.*) to run again, or keep the folder and choose "
-                "another output")
-        raise FixedQMCError(f"{str(p)!r} is damaged and cannot be read "
-                            f"({type(exc).__name__}: {exc}); {what}") from None
-
-
-def _check_folder(out: Path, digest: str, config: dict,
-                  names=(CHECKPOINT, "summary.json")) -> dict | None:
-    """The checkpoint (``names[0]``) to resume (None: start fresh); refuse a folder whose
-    checkpoint or summary (``names[1]``) is of another input, naming the keys that
-    differ."""
-    for name in names:
-        p = out / name
-        if not p.exists():
-            continue
-        data = _read_state(p)
-        if not isinstance(data, dict):
-            raise FixedQMCError(f"{str(p)!r} is not a fixedqmc {name}; delete it or choose "
-                                "another output folder")
-        other = data.get("input_hash")
-        if other != digest:
-            keys = _differing_keys(data.get("input") or {}, config)
-            detail = (f"keys that differ: {'; '.join(keys)}" if keys else
-                      f"hash {other}, this input {digest} (e.g. another range profile)")
-            raise FixedQMCError(
-                f"output folder {str(out)!r} holds results of a different input ({detail}); "
-                "refusing to resume or overwrite it: choose another output folder or delete "
-                "that one")
-        if name == names[0]:
-            return data
-    return None
-
-
-def _probe_output(out: Path) -> list[Path]:
-    """Make sure the output folder can be created and written, before any work: returns
-    the folders it created (removed again if the run fails before its first block)."""
-    created = []
-    if out.exists() and not out.is_dir():
-        raise FixedQMCError(f"output {str(out)!r} is a file, not a folder; choose a folder")
-    missing = [d for d in (out, *out.parents) if not d.exists()]
-    for d in reversed(missing):
-        try:
-            d.mkdir()
-        except OSError as exc:
-            _remove(created)
-            raise FixedQMCError(f"output folder {str(out)!r} cannot be created: {str(d)!r}: "
-                                f"{exc.strerror or exc}") from None
-        created.append(d)
-    probe = out / ".write-probe"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        _remove(created)
-        raise FixedQMCError(f"output folder {str(out)!r} is not writable: "
-                            f"{exc.strerror or exc}") from None
-    return created
-
-
-def _remove(folders: list[Path]) -> None:
-    for d in reversed(folders):
-        try:
-            d.rmdir()
-        except OSError:
-            pass
 
 
 # ------------------------------------------------------------------------- results --
@@ -259,7 +170,8 @@ def estimate(rows: list[dict], target: int | None = None) -> dict:
     return out
 
 
-def _versions() -> dict:
+def versions() -> dict:
+    """Versions of Python and the packages whose results a summary depends on."""
     out = {"python": platform.python_version()}
     for dist in ("fixedqmc", "numpy", "numba", "scipy", "pandas"):
         try:
@@ -338,20 +250,23 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
     ranges, profile_digest = _profile_ranges(profile)
     digest = input_hash(config) + profile_digest
     out = Path(config["output"])
-    ck = _check_folder(out, digest, config) if out.is_dir() else None
-    summary_path = out / "summary.json"
-    if ck is None and summary_path.exists():  # finished earlier: report it
-        summary = _read_state(summary_path)
-        _say(progress, f"{out}: finished earlier; reporting its stored results")
-        return RunResult(pd.read_parquet(out / "trace.parquet"), summary, out)
+    lock, ck, done = open_folder(out, digest, config, CHECKPOINT, SUMMARY, "run")
+    if done is not None:
+        say(progress, f"{out}: finished earlier; reporting its stored results")
+        return RunResult(pd.read_parquet(out / "trace.parquet"), done, out)
+    try:
+        return _run(config, ranges, digest, out, lock, ck, progress, stop_after_blocks)
+    finally:
+        lock.release()
 
-    created = _probe_output(out)
+
+def _run(config, ranges, digest, out, lock, ck, progress, stop_after_blocks) -> RunResult:
     try:  # input errors are raised before anything is written
         system = build_system(config, ranges)
         check_memory(system, config)
         _check_moves(system, config)
     except BaseException:
-        _remove(created)
+        lock.abandon()
         raise
     plan = stages(config)
     t0 = time.perf_counter()
@@ -360,15 +275,15 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
         seq = np.random.SeedSequence(config["seed"])
         rng = np.random.default_rng(seq)
         walkers = system.initial_positions(config["method"]["walkers"], rng)
-        ck = {"input_hash": digest, "input": config, "stage": 0, "state": None, "done": {}, "positions": walkers,
-              "rng": rng, "elapsed": 0.0, "overflow": {}}
+        ck = {"input_hash": digest, "input": config, "stage": 0, "state": None, "done": {},
+              "positions": walkers, "rng": rng, "elapsed": 0.0, "overflow": {}}
     else:
         system.log.events.update(ck["overflow"])
     total = sum(st.settings.total_blocks for st in plan)
     finished = sum(plan[i].settings.total_blocks for i in range(ck["stage"])) + (
         ck["state"].block if ck["state"] is not None else 0)
     if finished:
-        _say(progress, f"{out}: resuming at block {finished} of {total}")
+        say(progress, f"{out}: resuming at block {finished} of {total}")
     bar = progress_bar(total, initial=finished, unit="block", desc="run", show=progress)
     ran = 0
     try:
@@ -387,7 +302,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
                 ck["state"] = st
                 ck["overflow"] = dict(system.log.events)
                 ck["elapsed"] = base + time.perf_counter() - t0
-                _atomic_write(out / CHECKPOINT, pickle.dumps(ck))
+                write_checkpoint(out / CHECKPOINT, ck)
                 bar.update(1)
             ck["done"][stage.name] = {"kind": stage.kind, "rows": st.rows,
                                       "tau": getattr(stage.settings, "tau", None),
@@ -397,7 +312,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
             ck["rng"] = st.rng
             ck["state"] = None
             ck["stage"] += 1
-            _atomic_write(out / CHECKPOINT, pickle.dumps(ck))
+            write_checkpoint(out / CHECKPOINT, ck)
     finally:
         bar.close()
     elapsed = base + time.perf_counter() - t0
@@ -421,13 +336,6 @@ def _check_moves(system, config: dict) -> None:
                             f"{config['system']['kind']!r} does not give; use method.move = 'all'")
 
 
-def _say(show: bool | None, text: str) -> None:
-    """A status line on stderr (unless progress output is switched off)."""
-    import sys
-    if show is not False:
-        print(f"fixedqmc: {text}", file=sys.stderr)
-
-
 def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> RunResult:
     frames = []
     for name, d in done.items():
@@ -446,7 +354,7 @@ def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> Ru
                "length_unit": system.units.length, "stages": stage_est, "formats": system.formats(),
                "overflow": {k: int(v) for k, v in system.log.events.items()},
                "overflow_total": int(system.log.total_events),
-               "wall_time_s": elapsed, "versions": _versions(), "input": config}
+               "wall_time_s": elapsed, "versions": versions(), "input": config}
     dmc = [(d["tau"], n) for n, d in done.items() if d["kind"] == "dmc"]
     final = stage_est[list(done)[-1]]
     summary["warnings"] = [f"{n}: {w}" for n, e in stage_est.items() for w in e["warnings"]]
@@ -468,10 +376,10 @@ def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> Ru
     summary["energy_error"] = final["energy_error"]
     summary[f"energy_{units}"] = final["energy"] * factor
     summary[f"energy_error_{units}"] = final["energy_error"] * factor
-    trace.to_parquet(out / "trace.parquet.tmp", index=False)
-    os.replace(out / "trace.parquet.tmp", out / "trace.parquet")
-    trace.to_csv(out / "trace.csv.tmp", index=False)
-    os.replace(out / "trace.csv.tmp", out / "trace.csv")
-    _atomic_write(out / "summary.json", jsonio.dumps(summary, indent=2).encode())
+    with atomic_output(out / "trace.parquet") as tmp:
+        trace.to_parquet(tmp, index=False)
+    with atomic_output(out / "trace.csv") as tmp:
+        trace.to_csv(tmp, index=False)
+    write_atomic(out / SUMMARY, jsonio.dumps(summary, indent=2).encode())
     return RunResult(trace, summary, out)
 

@@ -26,10 +26,16 @@ The tolerance, table and figure are in the system's energy unit, or in ``units``
 the system converts to, e.g. mK or hartree for helium).
 
 Points are independent tasks: a local process pool by default, or a Dask cluster (a
-``dask.distributed.Client``, or ``scheduler="tcp://host:port"``).  Each finished point is
-written at once to ``<output>/points/``; re-running an interrupted sweep skips finished
-points, and the final table is the same as an uninterrupted run's.  A folder holding a
-sweep of a different input is refused.  Before anything is written the memory the sweep
+``dask.distributed.Client``, or ``scheduler="tcp://host:port"``; while the scheduler has
+no worker a status line comes every few seconds, and after ``worker_wait`` seconds the
+sweep stops with a clear error).  Each finished point is written at once to
+``<output>/points/``; re-running an interrupted sweep skips finished points, and the final
+table is the same as an uninterrupted run's.  A folder holding a sweep of a different
+input is refused, and so is a second command into a folder in use (it is locked,
+:mod:`fixedqmc.output_folder`).  The state files (``meta.json``, ``reference.pkl``, the
+points) are sealed with their checksum and the sweep's hash (:mod:`fixedqmc.state_files`):
+a damaged point or reference is computed again (a line says so), a damaged ``meta.json``
+is named in a clear error.  Before anything is written the memory the sweep
 needs (the float64 reference and its samples, held by this process and every local worker)
 is compared with what the machine has (:mod:`fixedqmc.run.memory`).  Outputs: ``sweep.parquet``, ``sweep.csv``,
 ``answer.json`` (summary) and ``sweep.png`` (energy difference vs width on a log axis with
@@ -42,7 +48,6 @@ import hashlib
 import json
 import math
 import os
-import pickle
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -54,9 +59,13 @@ import pandas as pd
 from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
+from fixedqmc.output_folder import claim
 from fixedqmc.progress import progress as progress_bar
+from fixedqmc.progress import say
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
+from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_state,
+                                  read_state, seal_json, write_atomic, write_state)
 
 MODES = ("paired", "full", "both")
 MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec
@@ -184,14 +193,13 @@ def _client(scheduler):
         raise FixedQMCError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
 
 
-def _execute(tasks, config, reference, mode, workers, client):
-    """Yield finished rows as points complete."""
+def _execute(tasks, config, reference, mode, workers, client, wait_s=None, progress=None,
+             total=None):
+    """Yield finished rows as points complete (``total``: the sweep's points, for
+    messages)."""
     if client is not None:
-        from distributed import as_completed as dask_completed
-        futures = [client.submit(run_point, config, p, reference, mode, pure=False)
-                   for p in tasks]
-        for fut in dask_completed(futures):
-            yield fut.result()
+        yield from _dask_rows(client, tasks, config, reference, mode, wait_s, progress,
+                              total or len(tasks))
         return
     if workers <= 1:
         for p in tasks:
@@ -203,6 +211,59 @@ def _execute(tasks, config, reference, mode, workers, client):
         futures = [pool.submit(run_point, config, p, reference, mode, threads) for p in tasks]
         for fut in as_completed(futures):
             yield fut.result()
+
+
+#: seconds between two looks at unfinished Dask points and the scheduler's workers
+DASK_POLL_S = 0.5
+#: default seconds a Dask sweep waits while its scheduler has no worker before it stops
+WORKER_WAIT_S = 300.0
+
+
+def _dask_rows(client, tasks, config, reference, mode, wait_s, progress, total):
+    """Rows of points computed on a Dask cluster, as they finish.  While the scheduler has
+    no worker a status line comes every :data:`~fixedqmc.progress.INTERVAL_S` seconds, and
+    after ``wait_s`` seconds without one the sweep stops with a clear error (the finished
+    points are saved: a rerun resumes)."""
+    from fixedqmc.progress import INTERVAL_S, say
+    wait_s = WORKER_WAIT_S if wait_s is None else wait_s
+    address = getattr(client, "scheduler", None)
+    address = getattr(address, "address", None) or "the scheduler"
+    pending = [client.submit(run_point, config, p, reference, mode, pure=False) for p in tasks]
+    alone_since = said = None
+    try:
+        while pending:
+            done = [f for f in pending if f.done()]
+            for f in done:
+                pending.remove(f)
+                yield f.result()
+            if done:
+                continue
+            now = time.monotonic()
+            try:
+                workers = len(client.scheduler_info()["workers"])
+            except Exception:  # the client lost its scheduler: no workers to be had
+                workers = 0
+            if workers:
+                alone_since = said = None
+            else:
+                alone_since = alone_since or now
+                gone = now - alone_since
+                if gone >= wait_s:
+                    raise FixedQMCError(
+                        f"the Dask scheduler at {address} has had no worker for {gone:.0f} s "
+                        f"(--worker-wait {wait_s:g}); {total - len(pending)} of {total} "
+                        "points of the sweep are finished and saved: start "
+                        "workers (or run without --scheduler) and run the same command "
+                        "again to resume")
+                if said is None or now - said >= INTERVAL_S:
+                    say(progress, f"sweep: waiting for Dask workers at {address}: none for "
+                        f"{gone:.0f} s (stopping after {wait_s:g} s), "
+                        f"{len(pending)} points to go")
+                    said = now
+            time.sleep(DASK_POLL_S)
+    finally:
+        for f in pending:
+            f.cancel()
 
 
 # ----------------------------------------------------------------------------- sweep --
@@ -251,7 +312,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
           mode: str = "paired", sets=(), overrides: dict | None = None, output=None,
           workers: int | None = None, client=None, scheduler: str | None = None,
           float32: bool = True, progress: bool | None = None, units: str | None = None,
-          profile=None) -> SweepResult:
+          profile=None, worker_wait: float | None = None) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
     ``profile``: size every point's formats from this range profile (a
@@ -260,6 +321,10 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     formats for several sweeps, as seed 001's Table 1 sizes its formats once for every
     walker count (and, with formats compiled in, one compilation per width).  Values of
     these samples outside it are counted overflow events of the points.
+
+    ``worker_wait``: on a Dask cluster, the seconds to wait while the scheduler has no
+    worker (default :data:`WORKER_WAIT_S`) before the sweep stops with a clear error; the
+    finished points are kept, and the same call resumes.
 
     ``tolerance`` is in ``units`` (default: the system's energy unit, K for helium).
     ``output`` defaults to ``<input output>/sweep``.  ``workers``: local worker processes
@@ -275,6 +340,10 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
+    if worker_wait is not None and not (isinstance(worker_wait, (int, float))
+                                        and math.isfinite(worker_wait) and worker_wait >= 0):
+        raise FixedQMCError(f"--worker-wait must be a number of seconds >= 0, got "
+                            f"{worker_wait!r}")
     widths = parse_widths(widths)
     client = _client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
@@ -290,28 +359,37 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     if sizing is not None:
         meta["profile_hash"] = hashlib.sha256(jsonio.dumps(sizing.to_json()).encode()
                                               ).hexdigest()[:16]
-    _check_folder(out, meta)
-    (out / "points").mkdir(parents=True, exist_ok=True)
-    (out / "meta.json").write_text(json.dumps(meta))
-
-    reference = _reference(config, out, system, progress)
-    if sizing is not None:
-        reference = replace(reference, profile=sizing)
-    tasks = [Point(k, w) for k in kernel_sets for w in widths]
-    if float32:
-        tasks += [Point(k, None) for k in kernel_sets]
-    todo = [p for p in tasks if not (out / "points" / f"{p.key}.json").exists()]
-    bar = progress_bar(len(tasks), initial=len(tasks) - len(todo), unit="point",
-                       desc="sweep", show=progress)
+    digest = hashlib.sha256(jsonio.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
+    lock = claim(out, "sweep")
     try:
-        for row in _execute(todo, config, reference, mode, workers or 2, client):
-            key = Point(row["kernels"], row["width"]).key
-            _atomic_text(out / "points" / f"{key}.json", jsonio.dumps(row))
-            bar.update(1)
+        _check_meta(out, meta)
+        (out / "points").mkdir(exist_ok=True)
+        write_atomic(out / META, seal_json(meta, digest).encode())
+        reference = _reference(config, out, system, progress, digest)
+        if sizing is not None:
+            reference = replace(reference, profile=sizing)
+        tasks = [Point(k, w) for k in kernel_sets for w in widths]
+        if float32:
+            tasks += [Point(k, None) for k in kernel_sets]
+        rows = {p.key: row for p in tasks
+                if (row := _read_point(out, p, digest, progress)) is not None}
+        todo = [p for p in tasks if p.key not in rows]
+        bar = progress_bar(len(tasks), initial=len(rows), unit="point", desc="sweep",
+                           show=progress)
+        try:
+            for row in _execute(todo, config, reference, mode, workers or 2, client,
+                                worker_wait, progress, len(tasks)):
+                key = Point(row["kernels"], row["width"]).key
+                text = seal_json(row, digest)
+                write_atomic(out / "points" / f"{key}.json", text.encode())
+                rows[key] = _unsealed(text)
+                bar.update(1)
+        finally:
+            bar.close()
+        return _finish(config, [rows[p.key] for p in tasks], reference, tolerance, mode,
+                       out, unit, sizing is not None)
     finally:
-        bar.close()
-    return _finish(config, tasks, reference, tolerance, mode, out, unit,
-                   sizing is not None)
+        lock.release()
 
 
 def _profile(profile):
@@ -326,31 +404,54 @@ def _profile(profile):
     return RangeProfile.from_json(json.loads(p.read_text())["profile"])
 
 
-def _check_folder(out: Path, meta: dict) -> None:
-    p = out / "meta.json"
+META = "meta.json"
+#: what to do with a damaged meta.json (the points and reference carry their own seals)
+META_ADVICE = ("delete it and run the same command again: the saved points and reference "
+               "carry their own input hash and are reused only if they belong to this input")
+
+
+def _check_meta(out: Path, meta: dict) -> None:
+    p = out / META
     if p.exists():
-        old = json.loads(p.read_text())
+        old = read_json_state(p, advice=META_ADVICE)
         if old != meta:
             raise FixedQMCError(
                 f"sweep folder {str(out)!r} holds a sweep of another input or mode ({old}); "
                 f"this one is {meta}: refusing to resume it; choose another output folder")
 
 
-def _atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+def _unsealed(text: str) -> dict:
+    """A sealed JSON text's object without its seal (as :func:`read_json_state` gives)."""
+    obj = json.loads(text)
+    del obj["_state"]
+    return obj
 
 
-def _reference(config, out: Path, system, progress):
+def _read_point(out: Path, point: Point, digest: str, progress) -> dict | None:
+    """A saved point's row; None if there is none or it is damaged (then it is computed
+    again, and a line says so)."""
+    p = out / "points" / f"{point.key}.json"
+    if not p.exists():
+        return None
+    try:
+        return read_json_state(p, digest)
+    except DamagedStateError as exc:
+        say(progress, f"{exc}: computing this point again")
+        return None
+
+
+def _reference(config, out: Path, system, progress, digest: str):
+    """The float64 reference: saved in ``reference.pkl`` (sealed), or sampled anew when
+    there is none or it is damaged (a line says so)."""
     from fixedqmc.sweep.estimates import sample_reference
     p = out / "reference.pkl"
     if p.exists():
-        return pickle.loads(p.read_bytes())
+        try:
+            return read_state(p, digest)[0]
+        except DamagedStateError as exc:
+            say(progress, f"{exc}: sampling the float64 reference again")
     ref = sample_reference(config, progress=progress, system=system)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_bytes(pickle.dumps(ref))
-    os.replace(tmp, p)
+    write_state(p, ref, digest)
     return ref
 
 
@@ -380,11 +481,10 @@ ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy
                   "full_energy", "full_error", "full_diff", "full_diff_error")
 
 
-def _finish(config, tasks, reference, tolerance, mode, out: Path, unit: str,
+def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, unit: str,
             given_profile: bool = False) -> SweepResult:
     from fixedqmc.qmc.registry import get_plugin
     f = get_plugin(config["system"]["kind"]).units.factor(unit)
-    rows = [json.loads((out / "points" / f"{p.key}.json").read_text()) for p in tasks]
     table = pd.DataFrame(rows)
     table["width"] = table["width"].astype("Int64")
     for c in ENERGY_COLUMNS:
@@ -399,11 +499,15 @@ def _finish(config, tasks, reference, tolerance, mode, out: Path, unit: str,
                "profile": reference.profile.to_json(),
                "profile_source": "given" if given_profile else "samples",
                "input": config}
-    table.to_parquet(out / "sweep.parquet", index=False)
-    table.to_csv(out / "sweep.csv", index=False)
-    reference.profile.frame().to_csv(out / "profile.csv", index=False)
-    _atomic_text(out / "answer.json", jsonio.dumps(summary, indent=2))
-    plot_sweep(table, tolerance, mode, out / "sweep.png", unit=unit, answers=answers)
+    with atomic_output(out / "sweep.parquet") as tmp:
+        table.to_parquet(tmp, index=False)
+    with atomic_output(out / "sweep.csv") as tmp:
+        table.to_csv(tmp, index=False)
+    with atomic_output(out / "profile.csv") as tmp:
+        reference.profile.frame().to_csv(tmp, index=False)
+    write_atomic(out / "answer.json", jsonio.dumps(summary, indent=2).encode())
+    with atomic_output(out / "sweep.png") as tmp:
+        plot_sweep(table, tolerance, mode, tmp, unit=unit, answers=answers)
     return SweepResult(table, answer, summary, out)
 
 

@@ -131,6 +131,7 @@ def _range(args, entry) -> tuple[float, float, bool]:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from fixedqmc.output_folder import probe_folder, remove_created
     from fixedqmc.tables.coeff_files import read_table, write_table
     from fixedqmc.tables.error_bounds import error_report
     from fixedqmc.tables.two_region import build_table
@@ -152,15 +153,20 @@ def cmd_generate(args: argparse.Namespace) -> int:
         lo, hi = (math.sqrt(s_min), math.sqrt(s_max)) if in_r else (s_min, s_max)
         raise TableError(f"--sigma must lie strictly inside the table range ({lo:g}, {hi:g}) "
                          f"in {unit}, got {args.sigma}")
+    created = probe_folder(args.out, "--out folder")
     try:
         table = build_table(func, s_min, s_max, sigma, n1=n1, n_seg=n_seg, n_bin=n_bin,
                             transform=transform, coef_format=coef_format,
                             name=args.name or name)
     except FixedQMCError as err:
+        remove_created(created)
         text = str(err)
         opt = ("--coef-format" if "coef_format" in text else
                "--sigma" if text.startswith("sigma") else "--function")
         raise type(err)(f"{opt}: {text}") from None
+    except BaseException:
+        remove_created(created)
+        raise
     folder = write_table(table, args.out, func)
     same = read_table(folder) == table
     print(f"table {table.name!r}: s in [{table.s_min:.6g}, {table.s_max:.6g}] A^2 "

@@ -30,6 +30,7 @@ import pandas as pd
 from fixedqmc import jsonio
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.state_files import write_atomic, write_error
 from fixedqmc.tables.error_bounds import REGION_NAMES, bin_bounds, error_report, junctions
 from fixedqmc.tables.two_region import (
     COEF_NAMES,
@@ -63,12 +64,16 @@ def write_table(table: TwoRegionTable, folder, func: PairFunction | None = None)
     docstring; returns the folder path.  Existing files of the same names are replaced.
     ``func`` (the tabulated f(r)): also store every bin's error bound in ``table.json``."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, folder) from None
     for key in COEF_NAMES:
         lines = _dat_lines(table, key)
-        (folder / f"{FILE_STEMS[key]}.dat").write_text("".join(f"{x}\n" for x in lines))
+        write_atomic(folder / f"{FILE_STEMS[key]}.dat", "".join(f"{x}\n" for x in lines).encode())
         if table.quantized is not None:
-            (folder / f"{FILE_STEMS[key]}.hex").write_text(_hex_text(table.quantized[key]))
+            write_atomic(folder / f"{FILE_STEMS[key]}.hex",
+                         _hex_text(table.quantized[key]).encode())
     sidecar = {"layout": LAYOUT, "layout_version": LAYOUT_VERSION,
                "package_version": package_version()}
     sidecar.update({k: getattr(table, k) for k in _SIDECAR_KEYS})
@@ -76,7 +81,7 @@ def write_table(table: TwoRegionTable, folder, func: PairFunction | None = None)
     sidecar["hex_files"] = None if table.quantized is None else {
         k: f"{FILE_STEMS[k]}.hex" for k in COEF_NAMES}
     sidecar["bound_g"] = None if func is None else bin_bounds(table, func)
-    (folder / SIDECAR).write_text(jsonio.dumps(sidecar, indent=2) + "\n")
+    write_atomic(folder / SIDECAR, (jsonio.dumps(sidecar, indent=2) + "\n").encode())
     return folder
 
 

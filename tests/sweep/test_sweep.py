@@ -237,3 +237,75 @@ def test_paired_error_is_the_spread_of_the_independent_walkers():
     one = paired_estimate(_ShiftedEnergies(), Reference(samples[:, :1], ref_e[:, :1], 0.0,
                                                         0.0, 1.0, None, 0.0))
     assert one["paired_error"] == reblock(diff[:, 0]).error
+
+
+# ------------------------------------------------------------------------- faults --
+POINT_COLS = ["kernels", "width", "paired_diff", "paired_error", "formats", "overflow_events"]
+
+
+def _copy(small_sweep, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(small_sweep.output, folder)
+    return folder
+
+
+def _resume(folder, **kw):
+    return sweep(overrides=SMALL, output=folder, widths="20,28,36,56", kernels="all,potential",
+                 workers=1, float32=False, **kw)
+
+
+def test_a_damaged_reference_or_point_is_computed_again_and_said(small_sweep, tmp_path,
+                                                                 capsys):
+    folder = _copy(small_sweep, tmp_path)
+    ref = folder / "reference.pkl"
+    ref.write_bytes(ref.read_bytes()[: ref.stat().st_size // 2])  # half-size
+    point = sorted((folder / "points").glob("*.json"))[1]
+    point.write_bytes(point.read_bytes()[:40])  # truncated
+    res = _resume(folder, progress=None)
+    err = capsys.readouterr().err
+    assert "reference.pkl' is damaged" in err and "sampling the float64 reference again" in err
+    assert f"{point.name}' is damaged" in err and "computing this point again" in err
+    pd.testing.assert_frame_equal(res.table[POINT_COLS], small_sweep.table[POINT_COLS],
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize("content", [b"", b'{"input_hash": "x", "mode": "paired"}'])
+def test_a_damaged_meta_is_named_with_what_to_do(small_sweep, tmp_path, capsys, content):
+    folder = _copy(small_sweep, tmp_path)
+    (folder / "meta.json").write_bytes(content)
+    with pytest.raises(FixedQMCError, match="meta.json' is damaged.*delete it and run the "
+                                            "same command again"):
+        _resume(folder, progress=False)
+    (folder / "meta.json").unlink()  # as the message says: the points are reused
+    res = _resume(folder, progress=None)
+    assert "damaged" not in capsys.readouterr().err
+    pd.testing.assert_frame_equal(res.table[POINT_COLS], small_sweep.table[POINT_COLS],
+                                  check_exact=True)
+
+
+def test_a_sweep_into_a_folder_in_use_is_refused(small_sweep, tmp_path):
+    from fixedqmc.output_folder import FolderLock
+    folder = _copy(small_sweep, tmp_path)
+    with FolderLock(folder, "sweep"):
+        with pytest.raises(FixedQMCError, match="in use by another fixedqmc command"):
+            _resume(folder, progress=False)
+
+
+def test_a_dask_scheduler_without_workers_stops_the_sweep_clearly(small_sweep, tmp_path,
+                                                                  capsys):
+    """A cluster whose workers are all gone: status lines while it waits, then a clear
+    error naming the scheduler; the finished points are kept and a rerun resumes."""
+    distributed = pytest.importorskip("distributed")
+    folder = _copy(small_sweep, tmp_path)
+    for p in sorted((folder / "points").glob("*.json"))[::2]:
+        p.unlink()  # half the points still to do
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        with pytest.raises(FixedQMCError, match=f"Dask scheduler at {cluster.scheduler_address}"
+                                                " has had no worker .*4 of 8 points.*resume"):
+            _resume(folder, client=client, worker_wait=0.5, progress=None)
+    assert "waiting for Dask workers" in capsys.readouterr().err
+    res = _resume(folder, progress=False)
+    pd.testing.assert_frame_equal(res.table[POINT_COLS], small_sweep.table[POINT_COLS],
+                                  check_exact=True)

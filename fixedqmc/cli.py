@@ -204,10 +204,15 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
     config = load_config(args.input, _sets(args))
     unit = get_plugin(config["system"]["kind"]).units.energy
-    system = build_system({**config, "precision": "float64"})
-    check_memory(system, config, samples=True)
     out = Path(config["output"]) / "profile"
-    with claim(out, "profile"):
+    config = {**config, "output": str(out)}  # what a system writes (a mean-field cache) too
+    with claim(out, "profile") as lock:
+        try:  # input errors: nothing this call wrote is left
+            system = build_system({**config, "precision": "float64"})
+            check_memory(system, config, samples=True)
+        except BaseException:
+            lock.abandon()
+            raise
         ref = sample_reference(config, progress=None, system=system)
         frame = ref.profile.frame(args.width)
         with atomic_output(out / "profile.csv") as tmp:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import socket
 import sys
 import time
@@ -56,7 +57,8 @@ def probe_folder(out: Path, what: str = "output folder") -> list[Path]:
 
 
 def remove_created(folders: list[Path]) -> None:
-    """Remove the (empty) folders :func:`probe_folder` created, innermost first."""
+    """Remove the folders :func:`probe_folder` created, innermost first, where they are
+    empty (a folder with anything in it is kept)."""
     for d in reversed(folders):
         try:
             d.rmdir()
@@ -65,8 +67,9 @@ def remove_created(folders: list[Path]) -> None:
 
 
 def claim(out, what: str) -> "FolderLock":
-    """Probe ``out`` (:func:`probe_folder`) and lock it for this process: the lock's
-    :meth:`~FolderLock.abandon` also removes the folders the probe created."""
+    """Probe ``out`` (:func:`probe_folder`) and lock it for this process; releasing the
+    lock also removes the folders the probe created if nothing was written into them (a
+    command refused before any work leaves nothing behind)."""
     created = probe_folder(out)
     lock = FolderLock(out, what)
     try:
@@ -89,6 +92,7 @@ class FolderLock:
         self.what = what
         self.created: list[Path] = []
         self._fd: int | None = None
+        self._before: set[str] = set()
 
     def acquire(self) -> "FolderLock":
         """Take the lock, or raise a FixedQMCError naming the folder and its holder."""
@@ -121,10 +125,12 @@ class FolderLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd
+        self._before = set(os.listdir(self.folder))
         return self
 
     def release(self) -> None:
-        """Remove the lock file and release the lock (idempotent)."""
+        """Remove the lock file, release the lock and remove the folders :func:`claim`
+        created that are still empty (idempotent)."""
         if self._fd is None:
             return
         try:
@@ -133,15 +139,20 @@ class FolderLock:
             pass
         os.close(self._fd)
         self._fd = None
-
-    def abandon(self) -> None:
-        """Release the lock and remove the folders :func:`claim` created (a command
-        refused before it wrote anything)."""
-        self.release()
         remove_created(self.created)
 
+    def abandon(self) -> None:
+        """Remove what was written into the folder since the lock was taken (a command
+        refused before any work, e.g. after a mean-field cache was written), then
+        release the lock (which removes the folders :func:`claim` created)."""
+        if self._fd is not None:
+            for name in set(os.listdir(self.folder)) - self._before:
+                p = self.folder / name
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        self.release()
+
     def __enter__(self) -> "FolderLock":
-        return self.acquire()
+        return self if self._fd is not None else self.acquire()
 
     def __exit__(self, *exc) -> None:
         self.release()

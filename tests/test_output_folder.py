@@ -49,12 +49,15 @@ def test_a_stale_lock_file_without_a_holder_is_taken_over(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_claim_creates_probes_and_abandon_removes_what_it_created(tmp_path):
+def test_claim_creates_and_release_removes_what_it_created_while_empty(tmp_path):
     out = tmp_path / "a" / "b"
     lock = claim(out, "run")
     assert out.is_dir() and lock.created == [tmp_path / "a", out]
-    lock.abandon()
-    assert not (tmp_path / "a").exists()
+    lock.release()
+    assert not (tmp_path / "a").exists()  # nothing was written: nothing left
+    with claim(out, "run"):
+        (out / "checkpoint.pkl").write_bytes(b"x")
+    assert [f.name for f in out.iterdir()] == ["checkpoint.pkl"]  # work is kept
     afile = tmp_path / "file"
     afile.write_text("x")
     with pytest.raises(FixedQMCError, match="is a file"):

@@ -132,17 +132,34 @@ def refresh(system, st: MCState) -> dict:
     return out
 
 
+def _zero_psi_cause(system, before: dict) -> str:
+    """Why psi is 0 at a starting configuration: the variables that overflowed in its
+    evaluation (their formats cannot hold their values), else the geometry."""
+    hot = {k: v - before.get(k, 0) for k, v in system.log.events.items()
+           if v > before.get(k, 0)}
+    if not hot:
+        return (" (outside the trial function's support, or on a node); start from another "
+                "geometry or seed")
+    formats = system.formats()
+    worst = sorted(hot, key=hot.get, reverse=True)[:6]
+    named = ", ".join(f"{k} ({formats.get(k, '?')}, {hot[k]} events)" for k in worst)
+    more = f" and {len(hot) - len(worst)} more" if len(hot) > len(worst) else ""
+    return (f" at this precision: values overflowed the formats of {named}{more}; those "
+            "formats cannot hold these variables' values: give them more integer bits, or "
+            "use fixed:W (integer bits sized from the declared or profiled ranges)")
+
+
 def new_state(system, positions: np.ndarray, step_size: float, rng: np.random.Generator, *,
               with_grad: bool = False) -> MCState:
     """A state at ``positions`` (wrapped by the system) with every cached value and the
     per-walker system state computed (kernel call number 0)."""
     walkers = Walkers(system.wrap(np.array(positions, np.float64)), None)
+    before = dict(system.log.events)
     ev = system.evaluate(walkers, step=0)
     bad = np.flatnonzero((ev.outside > 0) | ~np.isfinite(ev.ln_psi))
     if bad.size:
-        raise FixedQMCError(
-            f"initial configuration of walker {bad[0]} has psi = 0 (outside the trial "
-            "function's support, or on a node); start from another geometry or seed")
+        raise FixedQMCError(f"initial configuration of walker {bad[0]} has psi = 0"
+                            + _zero_psi_cause(system, before))
     walkers.state = ev.state if ev.state is not None else {}
     return MCState(walkers, ev.ln_psi.copy(), ev.sign.copy(),
                    {k: np.array(v, np.float64) for k, v in ev.parts.items()},

@@ -85,8 +85,9 @@ def open_folder(out: Path, digest: str, config: dict, checkpoint: str, summary: 
     """``(lock, checkpoint, summary)`` of a command's output folder: finished work
     (a summary and no checkpoint) is only read (``lock`` None); otherwise the folder is
     probed and locked (:func:`fixedqmc.output_folder.claim`; a second command is refused)
-    and its checkpoint, if any, read under the lock.  The caller releases the lock (or
-    abandons it when the input is refused before any work)."""
+    and its checkpoint, if any, read under the lock.  The caller releases the lock
+    (which removes the folders the probe created if the command wrote nothing), or
+    abandons it when the input is refused (which also removes what it wrote)."""
     finished = (out / summary).exists() and not (out / checkpoint).exists()
     lock = None if finished else claim(out, what)
     try:

@@ -176,7 +176,7 @@ def optimize(path=None, *, sets=(), overrides: dict | None = None,
 
 def _optimize(config, digest, out, lock, ck, progress, stop_after_cycles) -> OptimizeResult:
     opt = config["optimize"]
-    try:  # input errors are raised before anything is written
+    try:  # input errors: nothing this call wrote is left (e.g. a mean-field cache)
         base = _float64_system(config)
         _check_system(base, config)
         check_memory(base, config, samples=True)

@@ -261,7 +261,7 @@ def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
 
 
 def _run(config, ranges, digest, out, lock, ck, progress, stop_after_blocks) -> RunResult:
-    try:  # input errors are raised before anything is written
+    try:  # input errors: nothing this call wrote is left (e.g. a mean-field cache)
         system = build_system(config, ranges)
         check_memory(system, config)
         _check_moves(system, config)

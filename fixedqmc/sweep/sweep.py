@@ -347,22 +347,27 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     widths = parse_widths(widths)
     client = _client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
-    system = build_system({**config, "precision": "float64"})
-    kernel_sets = parse_kernels(kernels, tuple(system.kernels))
-    unit = units or system.units.energy
-    system.units.factor(unit)  # one the system converts to
-    local = (workers or 2) if client is None else 0  # processes of this machine's pool
-    check_memory(system, config, samples=True, copies=1 + local if local > 1 else 1)
     out = Path(output or Path(config["output"]) / "sweep")
+    config = {**config, "output": str(out)}  # what a system writes (a mean-field cache) too
     sizing = _profile(profile)
-    meta = {"input_hash": input_hash(config), "mode": mode}
-    if sizing is not None:
-        meta["profile_hash"] = hashlib.sha256(jsonio.dumps(sizing.to_json()).encode()
-                                              ).hexdigest()[:16]
-    digest = hashlib.sha256(jsonio.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
     lock = claim(out, "sweep")
     try:
-        _check_meta(out, meta)
+        try:  # input errors: nothing this call wrote is left
+            system = build_system({**config, "precision": "float64"})
+            kernel_sets = parse_kernels(kernels, tuple(system.kernels))
+            unit = units or system.units.energy
+            system.units.factor(unit)  # one the system converts to
+            local = (workers or 2) if client is None else 0  # processes of the local pool
+            check_memory(system, config, samples=True, copies=1 + local if local > 1 else 1)
+            meta = {"input_hash": input_hash(config), "mode": mode}
+            if sizing is not None:
+                meta["profile_hash"] = hashlib.sha256(jsonio.dumps(sizing.to_json()).encode()
+                                                      ).hexdigest()[:16]
+            _check_meta(out, meta)
+        except BaseException:
+            lock.abandon()
+            raise
+        digest = hashlib.sha256(jsonio.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
         (out / "points").mkdir(exist_ok=True)
         write_atomic(out / META, seal_json(meta, digest).encode())
         reference = _reference(config, out, system, progress, digest)

@@ -108,6 +108,8 @@ def test_a_damaged_state_file_is_named(tmp_path, name):
     (["method.kind='dmc'", "method.move='single'"], "move = 'single'.*helium"),
     (["method.blocks=1"], "at least 2"),
     (["method.kind='dmc'", "method.taus=[0.01, 0.005]", "method.blocks=1"], "method.blocks"),
+    (["precision='fixed:Q-1.5'"], r"psi = 0 at this precision: values overflowed the formats "
+                                  r"of distance.x \(Q-1.5, \d+ events\).*more integer bits"),
 ])
 def test_bad_input_fails_before_writing(tmp_path, sets, match):
     out = tmp_path / "bad"

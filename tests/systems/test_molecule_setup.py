@@ -238,7 +238,9 @@ def test_load_mo_coeff(tmp_path):
     (dict(up=np.ones((2, 1)), down=np.ones((2, 2, 1))), r"down-spin.*shape \(2, 2, 1\)"),
     (dict(up=np.ones((2, 1)), down=np.zeros((2, 1))), "down-spin orbitals are linearly dependent"),
     ("missing", "cannot be read"),
-    ("garbage", "cannot be read"),
+    ("garbage", r"is not a NumPy .npz array file \(it starts with b'not '"),
+    ("text.npy", r"is not a NumPy .npy array file.*a text file\?.*numpy.save"),
+    ("objects", r"cannot be read: it holds Python objects, not a numeric array"),
     ("text", "must be a .npy or .npz"),
 ])
 def test_load_mo_coeff_errors(tmp_path, content, words):
@@ -253,6 +255,12 @@ def test_load_mo_coeff_errors(tmp_path, content, words):
     elif content == "garbage":
         path = tmp_path / "bad.npz"
         path.write_bytes(b"not a zip file at all")
+    elif content == "text.npy":  # a text file named as an array file
+        path = tmp_path / "mo.npy"
+        path.write_text("1 0\n0 1\n")
+    elif content == "objects":
+        path = tmp_path / "mo.npy"
+        np.save(path, np.array([{"up": 1}], dtype=object), allow_pickle=True)
     else:
         path = tmp_path / "mo.txt"
         path.write_text("1 0\n0 1\n")

@@ -95,6 +95,29 @@ def mean_field(mol: gto.Mole, method: str = "rhf", cache_dir: str | os.PathLike 
     return result
 
 
+#: how to write a ``trial.mo_coeff`` file
+_SAVE_HINT = "numpy.save(path, c) or numpy.savez(path, up=c_up, down=c_down)"
+#: the first bytes of NumPy's array files: .npy, and .npz (a zip archive)
+_NUMPY_MAGIC = {".npy": b"\x93NUMPY", ".npz": b"PK\x03\x04"}
+
+
+def _check_numpy_file(path: Path) -> None:
+    """Refuse a file that is not a NumPy array file of its suffix (e.g. a text file),
+    naming what it is not, before NumPy's own message (which would advise
+    ``allow_pickle``)."""
+    magic = _NUMPY_MAGIC[path.suffix]
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(magic))
+    except OSError as exc:
+        raise FixedQMCError(f"trial.mo_coeff {str(path)!r} cannot be read: "
+                            f"{exc.strerror or exc}") from None
+    if head != magic:
+        raise FixedQMCError(f"trial.mo_coeff {str(path)!r} is not a NumPy {path.suffix} array "
+                            f"file (it starts with {head!r}, not {magic!r}: a text file?); "
+                            f"save the coefficients with {_SAVE_HINT}")
+
+
 def load_mo_coeff(path: str | os.PathLike, mol: gto.Mole, n_up: int, n_down: int, *,
                   energy: bool = False) -> MeanField:
     """Occupied MOs from a user's file (``trial.mo_coeff``).
@@ -145,6 +168,7 @@ def load_mo_coeff(path: str | os.PathLike, mol: gto.Mole, n_up: int, n_down: int
 def _read_mo_file(path: Path) -> dict[str, np.ndarray]:
     if path.suffix not in (".npy", ".npz"):
         raise FixedQMCError(f"trial.mo_coeff {str(path)!r} must be a .npy or .npz file")
+    _check_numpy_file(path)
     try:
         data = np.load(path, allow_pickle=False)
         if path.suffix == ".npy":
@@ -157,7 +181,11 @@ def _read_mo_file(path: Path) -> dict[str, np.ndarray]:
                                         f".npz file needs arrays 'up' and 'down'")
                 arrays = {"up": data["up"], "down": data["down"]}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise FixedQMCError(f"trial.mo_coeff {str(path)!r} cannot be read: {exc}") from exc
+        what = ("it holds Python objects, not a numeric array"
+                if "pickle" in str(exc).lower()
+                else str(exc))
+        raise FixedQMCError(f"trial.mo_coeff {str(path)!r} cannot be read: {what}; save the "
+                            f"coefficients with {_SAVE_HINT}") from None
     for spin, c in arrays.items():
         if c.dtype.kind not in "iuf":
             raise FixedQMCError(f"trial.mo_coeff {str(path)!r}: {spin}-spin coefficients "

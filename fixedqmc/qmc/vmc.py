@@ -19,7 +19,9 @@ VMC samples |psi|**2, so moves across a node of a fermionic psi are allowed.  Du
 equilibration blocks the step size is tuned after every block towards the target
 acceptance (factor ``acceptance / target``, clamped to [0.5, 2]).  Each block records the
 means over its steps and walkers of the local energy, of every energy part, the
-acceptance and the step size; every ``recompute_every`` blocks the per-walker state is
+acceptance and the step size (with ``walker_means``, also each walker's mean local energy
+over the steps of every production block, in ``st.extra["walker_energy"]``: one
+(n_walkers,) array per block); every ``recompute_every`` blocks the per-walker state is
 rebuilt and the drift diagnostics recorded (:func:`fixedqmc.qmc.state.refresh`).
 """
 
@@ -50,6 +52,7 @@ class VMCSettings:
     target_acceptance: float = 0.5
     tune: bool = True
     recompute_every: int = 1
+    walker_means: bool = False  # keep each walker's mean local energy per production block
 
     def __post_init__(self):
         for key in ("n_blocks", "steps_per_block", "recompute_every"):
@@ -115,11 +118,16 @@ def vmc_block(system, st: MCState, settings: VMCSettings) -> dict:
     sums: dict = {}
     acc = 0.0
     size = st.step_size
+    equil = st.block < settings.equil_blocks
+    walker_sum = np.zeros(st.n_walkers) if settings.walker_means and not equil else None
     for _ in range(settings.steps_per_block):
         acc += step(system, st)
         add_into(sums, {k: v / st.n_walkers for k, v in energy_columns(st.parts).items()})
+        if walker_sum is not None:
+            walker_sum += sum(st.parts.values())
     n = settings.steps_per_block
-    equil = st.block < settings.equil_blocks
+    if walker_sum is not None:
+        st.extra.setdefault("walker_energy", []).append(walker_sum / n)
     row = {"block": st.block, "phase": "equilibration" if equil else "production",
            **{k: v / n for k, v in sums.items()}, "acceptance": acc / n,
            "step_size": size, "walkers": st.n_walkers}

@@ -9,7 +9,9 @@ float64, plus a ``float32`` row per kernel set, and estimates the energy change
 (:mod:`fixedqmc.sweep.estimates`):
 
 ``paired``  same-sample difference and its paired error (fast, sharp);
-``full``    a complete VMC run at the trial precision against the float64 run;
+``full``    a complete VMC run at the trial precision against the float64 run (same
+            random numbers walker by walker: the error of the difference is the spread
+            of the per-walker differences, small while the trajectories agree);
 ``both``    the two.
 
 The answer per kernel set: **the narrowest width W such that, at W and at every wider
@@ -22,6 +24,9 @@ None if no width qualifies.  A width too narrow for the integer bits of some pro
 rule, like an energy outside the tolerance.  A kernel set whose paired difference is exactly zero at every
 width acts only through sampling (helium's wave-function kernel): the paired estimate
 cannot see it, so no paired answer is reported for it (``note`` says so; use ``full``).
+Every estimate without an answer says why in ``reason_paired`` / ``reason_full`` (and
+``note``): invisible, not fitting, or too noisy to resolve the tolerance (with the run
+length that would), or failing at the widest width.
 The tolerance, table and figure are in the system's energy unit, or in ``units`` (any unit
 the system converts to, e.g. mK or hartree for helium).
 
@@ -460,30 +465,59 @@ def _reference(config, out: Path, system, progress, digest: str):
     return ref
 
 
+def no_answer_reason(rows: pd.DataFrame, tolerance: float, mode: str, unit: str) -> str:
+    """Why one estimate (``paired`` or ``full``) gives a kernel set's rows no width ("" if
+    it gives one): the kernel set is invisible to it, the widest width does not fit, the
+    estimate's noise is above the tolerance (with the run length that would resolve it:
+    errors fall as 1/sqrt(samples)), or the widest width's error is itself too large."""
+    if narrowest_width(rows, tolerance, mode) is not None:
+        return ""
+    if mode == "paired" and paired_blind(rows):
+        return ("the paired estimate cannot see this kernel set (its difference is exactly "
+                "zero: it acts only through sampling); judge it with the full estimate")
+    d, e = ESTIMATE_COLUMNS[mode]
+    fixed = rows.dropna(subset=["width"]).sort_values("width")
+    if fixed.empty:
+        return "no fixed-point width was tried"
+    widest = fixed.iloc[-1]
+    w = int(widest.width)
+    if not bool(widest.get("fits", True)):
+        return f"{mode}: the widest width, {w} bits, does not fit: {widest.get('note', '')}"
+    diff, err = abs(float(widest[d])), float(widest[e])
+    if diff < tolerance and 2 * err > tolerance - diff:
+        longer = (2 * err / (tolerance - diff)) ** 2
+        return (f"{mode}: the estimate cannot resolve the tolerance: at {w} bits |diff| = "
+                f"{diff:.3g} and 2 sigma = {2 * err:.3g} {unit}; a run about {longer:.3g}x "
+                "longer would (errors fall as 1/sqrt(samples))")
+    return (f"{mode}: no width passes: at the widest, {w} bits, |diff| + 2 sigma = "
+            f"{diff + 2 * err:.3g} {unit} > {tolerance:g}; try wider widths")
+
+
 def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str) -> list[dict]:
     answers = []
+    estimates = ("paired", "full") if mode == "both" else (mode,)
     for k, grp in table.groupby("kernels", sort=False):
         row = {"kernels": k, "narrowest_width": narrowest_width(grp, tolerance, mode),
                "mode": mode, "tolerance": tolerance, "energy_unit": unit,
-               "rule": "|diff| + 2 sigma <= tolerance at this and every wider width", "note": ""}
-        if mode == "both":
-            for m in ("paired", "full"):
+               "rule": "|diff| + 2 sigma <= tolerance at this and every wider width"}
+        notes = []
+        for m in estimates:
+            if mode == "both":
                 row[f"narrowest_width_{m}"] = narrowest_width(grp, tolerance, m)
-        if mode in ("paired", "both") and paired_blind(grp):
-            row["note"] = ("the paired estimate cannot see this kernel set (its difference is "
-                           "exactly zero: it acts only through sampling); judge it with mode "
-                           "full")
+            row[f"reason_{m}"] = no_answer_reason(grp, tolerance, m, unit)
+            notes += [row[f"reason_{m}"]] if row[f"reason_{m}"] else []
         widths = grp.width.dropna()
         if row["narrowest_width"] is not None and row["narrowest_width"] == widths.min():
-            row["note"] = (row["note"] + "; " if row["note"] else "") + (
-                "the narrowest tested width passes: narrower widths were not tried")
+            notes.append("the narrowest tested width passes: narrower widths were not tried")
+        row["note"] = "; ".join(notes)
         answers.append(row)
     return answers
 
 
 #: energy columns of a sweep point (converted to the sweep's unit in the table)
 ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy_error",
-                  "full_energy", "full_error", "full_diff", "full_diff_error")
+                  "full_energy", "full_error", "full_diff", "full_diff_error",
+                  "full_diff_independent_error")
 
 
 def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, unit: str,

@@ -14,6 +14,7 @@ Writes results/<case>/... (sweep tables, figures) and results/answer.csv.
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +50,37 @@ def run_case(name: str, widths: str, kernels: str, mode: str, seeds, workers: in
     return pd.concat(rows, ignore_index=True)
 
 
+def _cell(answers: pd.DataFrame, estimate: str) -> tuple[str, str]:
+    """One estimate's widths over the seeds ("20, 24") and the reasons of those without."""
+    col = f"narrowest_width_{estimate}" if f"narrowest_width_{estimate}" in answers \
+        else "narrowest_width"
+    widths, reasons = [], []
+    for _, a in answers.sort_values("seed").iterrows():
+        w = a[col]
+        if pd.isna(w):
+            widths.append("none")
+            reasons.append(f"seed {a.seed}: {a[f'reason_{estimate}']}")
+        else:
+            widths.append(str(int(w)))
+    return ", ".join(widths), "; ".join(dict.fromkeys(reasons))
+
+
+def answer_table(answer: pd.DataFrame) -> pd.DataFrame:
+    """Per case and kernel set: the narrowest width of each estimate the sweeps ran
+    (paired, full), one entry per seed, and for every seed without one the reason."""
+    rows = []
+    estimates = [m for m in ("paired", "full") if f"reason_{m}" in answer]
+    for (case, kernels), grp in answer.groupby(["case", "kernels"], sort=False):
+        row = {"case": case, "kernels": kernels}
+        why = []
+        for m in estimates:
+            row[f"{m} W (per seed)"], reason = _cell(grp, m)
+            why += [reason] if reason else []
+        row["why none"] = " | ".join(why)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reduced", action="store_true", help="the quick version run by make run")
@@ -56,6 +88,7 @@ def main(argv=None) -> int:
     p.add_argument("--output", default=str(HERE / "results"))
     args = p.parse_args(argv)
     out = Path(args.output)
+    t0 = time.perf_counter()
     if args.reduced:
         answer = run_case("He3", "16:40:4", "potential,kinetic,all", "paired", [1],
                           args.workers, False, out / "reduced")
@@ -64,13 +97,17 @@ def main(argv=None) -> int:
             run_case("He3", "16:48:4", KERNELS, "both", [1, 2], args.workers, True, out),
             run_case("He64", "16:48:4", KERNELS, "both", [1, 2], args.workers, True, out),
         ], ignore_index=True)
-    answer.to_csv(out / ("reduced_answer.csv" if args.reduced else "answer.csv"), index=False)
-    spread = answer.groupby(["case", "kernels"]).narrowest_width.agg(["min", "max"])
-    with pd.option_context("display.width", 160):
-        print(f"narrowest word width with |dE| + 2 sigma <= {TOLERANCE} K "
-              f"({'paired estimate' if args.reduced else 'paired and full estimates both'};"
-              " spread over seeds):")
-        print(spread.rename(columns={"min": "min over seeds", "max": "max over seeds"}))
+    table = answer_table(answer)
+    name = "reduced_answer" if args.reduced else "answer"
+    answer.to_csv(out / f"{name}.csv", index=False)
+    table.to_csv(out / f"{name}_table.csv", index=False)
+    with pd.option_context("display.width", 250, "display.max_colwidth", 400):
+        print(f"narrowest word width with |dE| + 2 sigma <= {TOLERANCE} K at it and every "
+              f"wider width ({'paired estimate' if args.reduced else 'paired and full estimates'}"
+              "; one entry per seed):")
+        print(table.to_string(index=False))
+    print(f"tables in {out}/{name}.csv and {name}_table.csv; wall time "
+          f"{time.perf_counter() - t0:.0f} s")
     return 0
 
 

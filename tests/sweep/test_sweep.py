@@ -309,3 +309,42 @@ def test_a_dask_scheduler_without_workers_stops_the_sweep_clearly(small_sweep, t
     res = _resume(folder, progress=False)
     pd.testing.assert_frame_equal(res.table[POINT_COLS], small_sweep.table[POINT_COLS],
                                   check_exact=True)
+
+
+def test_every_estimate_without_an_answer_says_why():
+    from fixedqmc.sweep.sweep import no_answer_reason
+    rows = pd.DataFrame({"width": [24, 32], "fits": [True, True],
+                         "paired_diff": [0.02, 0.0], "paired_error": [0.0, 0.0],
+                         "full_diff": [0.002, 0.001], "full_diff_error": [0.02, 0.012]})
+    assert no_answer_reason(rows, 0.01, "paired", "K") == ""  # 32 passes
+    # full: |diff| 0.001 + 2 sigma 0.024 > 0.01: noise, (0.024 / 0.009)^2 = 7.1x longer
+    assert no_answer_reason(rows, 0.01, "full", "K") == (
+        "full: the estimate cannot resolve the tolerance: at 32 bits |diff| = 0.001 and "
+        "2 sigma = 0.024 K; a run about 7.11x longer would (errors fall as 1/sqrt(samples))")
+    assert "no width passes: at the widest, 32 bits, |diff| + 2 sigma = 0.025 K > 0.001" in \
+        no_answer_reason(rows, 0.001, "full", "K")
+    blind = rows.assign(paired_diff=0.0)
+    assert "cannot see this kernel set" in no_answer_reason(blind, 0.01, "paired", "K")
+    narrow = rows.assign(fits=[True, False], paired_diff=[0.02, np.nan],
+                         paired_error=[0.0, np.nan],
+                         note=["", "potential.sum needs 9 integer bits"])
+    assert "32 bits, does not fit: potential.sum needs" in no_answer_reason(
+        narrow, 0.01, "paired", "K")
+
+
+def test_the_full_difference_pairs_walkers_that_share_random_numbers(small_sweep):
+    """A trial system that samples exactly as float64 (the potential, which does not act
+    on sampling) follows the reference's trajectories: the full difference's error is
+    the spread of the per-walker differences, far below the independent runs' error."""
+    from fixedqmc.run.config import load_config
+    from fixedqmc.sweep.estimates import full_estimate, sample_reference, trial_system
+    config = load_config(overrides=SMALL)
+    ref = sample_reference(config)
+    assert ref.walker_energy.shape == (8, 12)  # production blocks x walkers
+    same = full_estimate(config, trial_system(config, "float64", ref.profile), ref)
+    assert same["full_diff"] == 0.0 and same["full_diff_error"] == 0.0
+    fixed = full_estimate(config, trial_system(
+        config, "default=float64,potential=fixed:28", ref.profile), ref)
+    assert 0 < fixed["full_diff_error"] < 1e-3 * fixed["full_diff_independent_error"]
+    assert fixed["full_diff_independent_error"] == pytest.approx(np.hypot(
+        fixed["full_error"], ref.error))

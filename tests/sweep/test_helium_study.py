@@ -1,0 +1,51 @@
+"""The helium bit-width study (studies/helium_bitwidth/study.py): its printed table has, in
+every cell, a width or the stated reason why there is none."""
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fixedqmc.sweep import sweep
+
+STUDY = Path(__file__).resolve().parents[2] / "studies" / "helium_bitwidth" / "study.py"
+TINY = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
+        "method": {"walkers": 10, "blocks": 6, "equil_blocks": 2, "steps_per_block": 4}}
+
+
+@pytest.fixture(scope="module")
+def study():
+    spec = importlib.util.spec_from_file_location("helium_bitwidth_study", STUDY)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
+    """A tiny sweep in mode both where some estimates cannot answer: the wave-function
+    kernel (invisible to the paired estimate) and, for seed 2, widths too narrow for a
+    1 nK tolerance."""
+    answers = []
+    for seed, tol in ((1, 0.01), (2, 1e-9)):
+        res = sweep(overrides={**TINY, "seed": seed, "output": str(tmp_path / f"s{seed}")},
+                    widths="14,40", kernels="wavefunction,potential", tolerance=tol,
+                    mode="both", workers=1, float32=False, progress=False)
+        answers.append(res.answer.assign(case="He3", seed=seed))
+    table = study.answer_table(pd.concat(answers, ignore_index=True))
+    assert list(table.columns) == ["case", "kernels", "paired W (per seed)",
+                                   "full W (per seed)", "why none"]
+    assert len(table) == 2
+    for _, row in table.iterrows():
+        for col in ("paired W (per seed)", "full W (per seed)"):
+            entries = row[col].split(", ")
+            assert len(entries) == 2
+            for seed, w in zip((1, 2), entries):
+                assert w.isdigit() or f"seed {seed}: {col.split()[0]}" in row["why none"] \
+                    or (col.startswith("paired") and f"seed {seed}: the paired estimate "
+                        "cannot see" in row["why none"])
+    wave, pot = table.set_index("kernels").loc[["wavefunction", "potential"]].iloc
+    assert wave["paired W (per seed)"] == "none, none"
+    assert "cannot see this kernel set" in wave["why none"]
+    assert pot["paired W (per seed)"] == "40, none"
+    assert "seed 2: paired: no width passes: at the widest, 40 bits" in pot["why none"]

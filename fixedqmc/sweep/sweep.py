@@ -286,12 +286,20 @@ ESTIMATE_COLUMNS = {"paired": ("paired_diff", "paired_error"),
                     "full": ("full_diff", "full_diff_error")}
 
 
+#: paired differences below this fraction of the energy are float64 rounding of the
+#: energy sums (a kernel set that does not enter the local energy, evaluated in another
+#: order), not an effect of the trial precision
+BLIND_RELATIVE = 2.0**-40
+
+
 def paired_blind(rows: pd.DataFrame) -> bool:
-    """True when the paired difference and its error are exactly zero at every fixed
-    width: the kernel set acts only through sampling."""
+    """True when the paired difference and its error are zero at every fixed width, up to
+    float64 rounding of the energy (:data:`BLIND_RELATIVE` of ``|paired_energy|``, where
+    the rows have it; exactly zero otherwise): the kernel set acts only through sampling."""
     fixed = rows.dropna(subset=["width", "paired_diff"])  # widths that fit
-    return bool(len(fixed)) and bool((fixed.paired_diff == 0).all()
-                                     and (fixed.paired_error == 0).all())
+    scale = fixed["paired_energy"].abs() if "paired_energy" in fixed else 0.0
+    tiny = fixed.paired_diff.abs() + fixed.paired_error <= BLIND_RELATIVE * scale
+    return bool(len(fixed)) and bool(tiny.all())
 
 
 def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str) -> int | None:
@@ -473,8 +481,9 @@ def no_answer_reason(rows: pd.DataFrame, tolerance: float, mode: str, unit: str)
     if narrowest_width(rows, tolerance, mode) is not None:
         return ""
     if mode == "paired" and paired_blind(rows):
-        return ("the paired estimate cannot see this kernel set (its difference is exactly "
-                "zero: it acts only through sampling); judge it with the full estimate")
+        return ("the paired estimate cannot see this kernel set (its difference is zero, to "
+                "float64 rounding: it acts only through sampling); judge it with the full "
+                "estimate")
     d, e = ESTIMATE_COLUMNS[mode]
     fixed = rows.dropna(subset=["width"]).sort_values("width")
     if fixed.empty:

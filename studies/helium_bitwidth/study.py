@@ -5,7 +5,7 @@ turn (the others float64) and all of them together, W from 16 to 48 bits; the na
 width whose energy stays within the tolerance, with its spread over seeds.  Uses only the
 public API (fixedqmc.sweep.sweep).
 
-    python studies/helium_bitwidth/study.py            # full study (about 40 min, 2 cores)
+    python studies/helium_bitwidth/study.py            # full study (about 10 min, 2 cores)
     python studies/helium_bitwidth/study.py --reduced  # make run: He3, a few widths (<3 min)
 
 Writes results/<case>/... (sweep tables, figures) and results/answer.csv.
@@ -54,29 +54,29 @@ def _cell(answers: pd.DataFrame, estimate: str) -> tuple[str, str]:
     """One estimate's widths over the seeds ("20, 24") and the reasons of those without."""
     col = f"narrowest_width_{estimate}" if f"narrowest_width_{estimate}" in answers \
         else "narrowest_width"
-    widths, reasons = [], []
+    widths, reasons = [], {}
     for _, a in answers.sort_values("seed").iterrows():
         w = a[col]
         if pd.isna(w):
             widths.append("none")
-            reasons.append(f"seed {a.seed}: {a[f'reason_{estimate}']}")
+            reasons.setdefault(a[f"reason_{estimate}"], []).append(str(a.seed))
         else:
             widths.append(str(int(w)))
-    return ", ".join(widths), "; ".join(dict.fromkeys(reasons))
+    why = [f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}: {reason}"
+           for reason, seeds in reasons.items()]
+    return ", ".join(widths), " | ".join(why)
 
 
 def answer_table(answer: pd.DataFrame) -> pd.DataFrame:
     """Per case and kernel set: the narrowest width of each estimate the sweeps ran
-    (paired, full), one entry per seed, and for every seed without one the reason."""
+    (paired, full), one entry per seed, each beside the reasons of the seeds without
+    one."""
     rows = []
     estimates = [m for m in ("paired", "full") if f"reason_{m}" in answer]
     for (case, kernels), grp in answer.groupby(["case", "kernels"], sort=False):
         row = {"case": case, "kernels": kernels}
-        why = []
         for m in estimates:
-            row[f"{m} W (per seed)"], reason = _cell(grp, m)
-            why += [reason] if reason else []
-        row["why none"] = " | ".join(why)
+            row[f"{m} W (per seed)"], row[f"why no {m} W"] = _cell(grp, m)
         rows.append(row)
     return pd.DataFrame(rows)
 

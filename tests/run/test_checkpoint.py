@@ -7,6 +7,8 @@ import sys
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
@@ -79,3 +81,35 @@ def test_a_full_disk_is_a_clear_error_and_the_run_resumes_to_the_same_bits(tmp_p
     assert (out / "checkpoint.pkl").read_bytes() == ck  # the last good state, kept
     parts = run(overrides=cfg, progress=False)
     pd.testing.assert_frame_equal(parts.trace, whole.trace, check_exact=True)
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory):
+    """A whole run's trace, and the checkpoint of the same run after two blocks."""
+    tmp = tmp_path_factory.mktemp("interrupted")
+    whole = run(overrides=small(tmp, "whole"), progress=False)
+    run(overrides=small(tmp, "part"), progress=False, stop_after_blocks=2)
+    return whole.trace, (tmp / "part" / "checkpoint.pkl").read_bytes()
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_truncated_or_flipped_checkpoint_resumes_to_the_same_bits_or_is_named(
+        interrupted, tmp_path, data):
+    trace, blob = interrupted
+    cut = data.draw(st.integers(0, len(blob)), label="cut")
+    flip = data.draw(st.none() | st.tuples(st.integers(0, len(blob) - 1),
+                                           st.integers(1, 255)), label="flip")
+    damaged = bytearray(blob[:cut])
+    if flip is not None and flip[0] < cut:
+        damaged[flip[0]] ^= flip[1]
+    out = tmp_path / f"d{len(list(tmp_path.iterdir()))}"
+    out.mkdir()
+    (out / "checkpoint.pkl").write_bytes(bytes(damaged))
+    try:
+        res = run(overrides={**SMALL, "output": str(out)}, progress=False)
+    except FixedQMCError as exc:
+        assert "checkpoint.pkl" in str(exc) and "delete it" in str(exc)
+    else:
+        pd.testing.assert_frame_equal(res.trace, trace, check_exact=True)

@@ -2,6 +2,7 @@
 every cell, a width or the stated reason why there is none."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -33,19 +34,18 @@ def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
                     mode="both", workers=1, float32=False, progress=False)
         answers.append(res.answer.assign(case="He3", seed=seed))
     table = study.answer_table(pd.concat(answers, ignore_index=True))
-    assert list(table.columns) == ["case", "kernels", "paired W (per seed)",
-                                   "full W (per seed)", "why none"]
+    assert list(table.columns) == ["case", "kernels", "paired W (per seed)", "why no paired W",
+                                   "full W (per seed)", "why no full W"]
     assert len(table) == 2
     for _, row in table.iterrows():
-        for col in ("paired W (per seed)", "full W (per seed)"):
-            entries = row[col].split(", ")
-            assert len(entries) == 2
-            for seed, w in zip((1, 2), entries):
-                assert w.isdigit() or f"seed {seed}: {col.split()[0]}" in row["why none"] \
-                    or (col.startswith("paired") and f"seed {seed}: the paired estimate "
-                        "cannot see" in row["why none"])
+        for m in ("paired", "full"):
+            said = {seed for reason in filter(None, row[f"why no {m} W"].split(" | "))
+                    for seed in re.match(r"seeds? ([\d, ]+): ", reason).group(1).split(", ")}
+            for seed, w in zip(("1", "2"), row[f"{m} W (per seed)"].split(", ")):
+                assert w.isdigit() != (seed in said), (row, m, seed)  # a width or a reason
     wave, pot = table.set_index("kernels").loc[["wavefunction", "potential"]].iloc
     assert wave["paired W (per seed)"] == "none, none"
-    assert "cannot see this kernel set" in wave["why none"]
+    assert wave["why no paired W"].startswith("seeds 1, 2: the paired estimate cannot see")
     assert pot["paired W (per seed)"] == "40, none"
-    assert "seed 2: paired: no width passes: at the widest, 40 bits" in pot["why none"]
+    assert pot["why no paired W"].startswith("seed 2: paired: no width passes: at the "
+                                             "widest, 40 bits")

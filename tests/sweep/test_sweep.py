@@ -188,6 +188,9 @@ def test_both_mode_needs_both_rules_and_blind_kernels_get_no_paired_answer():
     assert narrowest_width(rows, 0.01, "both") == 32  # the wider of the two
     blind = rows.assign(paired_diff=0.0, paired_error=0.0)
     assert paired_blind(blind) and not paired_blind(rows)
+    # float64 rounding of a -250 K energy summed in another order is not an effect
+    rounding = blind.assign(paired_diff=-2.8e-14, paired_error=5.8e-14, paired_energy=-250.0)
+    assert paired_blind(rounding) and not paired_blind(rounding.assign(paired_error=1e-9))
     assert narrowest_width(blind, 0.01, "paired") is None
     assert narrowest_width(blind, 0.01, "both") is None
     assert narrowest_width(blind, 0.01, "full") == 32

@@ -20,11 +20,15 @@ from fixedqmc.tables.two_region import (
     DEFAULT_N_SEG,
     SIGMA_RULES,
     TRANSFORMS,
+    LossyTableError,
+    LossyTableWarning,
+    QuantizationLoss,
     TableError,
     TwoRegionTable,
     build_table,
     find_sigma,
     minimax_quadratic,
+    quantization_loss,
     quantize_table,
 )
 
@@ -32,6 +36,7 @@ __all__ = [
     "COEF_NAMES", "DEFAULT_N1", "DEFAULT_N_BIN", "DEFAULT_N_SEG", "SIGMA_RULES", "TRANSFORMS",
     "TableError", "TwoRegionTable", "bin_errors", "build_table", "check_table", "error_report",
     "error_vs_bins", "find_sigma", "minimax_quadratic", "quantize_table", "read_table",
+    "LossyTableError", "LossyTableWarning", "QuantizationLoss", "quantization_loss",
     "write_table", "LutExp", "FixedExpSpec", "lut_exp_error", "TableEvaluator",
     "evaluate_table", "BUILTIN_FUNCTIONS", "BuiltinFunction", "builtin_names", "get_builtin",
     "resolve_function",

@@ -114,14 +114,17 @@ class BuiltinFunction:
 
     def build(self, *, s_min: float | None = None, s_max: float | None = None, sigma=None,
               n1: int = DEFAULT_N1, n_seg: int = DEFAULT_N_SEG, n_bin: int = DEFAULT_N_BIN,
-              transform=None, coef_format=None) -> TwoRegionTable:
+              transform=None, coef_format=None, allow_lossy: bool = False
+              ) -> TwoRegionTable:
         """:func:`~fixedqmc.tables.two_region.build_table` with this entry's defaults for
-        anything not given (s in angstrom**2)."""
+        anything not given (s in angstrom**2); a ``coef_format`` that loses the fit raises
+        a :class:`~fixedqmc.tables.two_region.LossyTableError` unless ``allow_lossy``."""
         return build_table(self.func, self.s_min if s_min is None else s_min,
                            self.s_max if s_max is None else s_max,
                            self.sigma if sigma is None else sigma, n1=n1, n_seg=n_seg,
                            n_bin=n_bin, transform=self.transform if transform is None
-                           else transform, coef_format=coef_format, name=self.name)
+                           else transform, coef_format=coef_format, name=self.name,
+                           allow_lossy=allow_lossy)
 
 
 _POTENTIAL = dict(r_min=1.5, r_max=15.0, sigma="zero", transform=("none", "exp"), unit="K")

@@ -11,9 +11,14 @@
 your own vectorised ``f(r)`` named ``module:function``, writes the HAQMC coefficient files
 (:mod:`fixedqmc.tables.coeff_files`) and prints the measured error against the function with
 its a-priori bound (:func:`~fixedqmc.tables.error_bounds.error_report`), and stores every
-bin's bound in ``table.json``.  ``check`` reads a table folder back and prints the same
-report (with ``--function``) or a structural one, in which adjacent bins must meet within
-the stored bounds (a damaged coefficient line is named by file and line);
+bin's bound in ``table.json``.  A ``--coef-format`` that loses the fit (its measured error
+exceeds both 10 times the unquantized fit's and 1 % of the region's range of f; see
+:mod:`fixedqmc.tables.two_region`) is refused, naming the measured error and the
+fractional bits that keep the fit; ``--allow-lossy`` writes such a table with a warning,
+and ``check`` then fails it.  ``check`` reads a table folder back and prints the same
+report (with ``--function``; an infinite bound or a lost fit fails) or a structural one, in
+which adjacent bins must meet within the stored bounds (a damaged coefficient line is named
+by file and line) and the stored quantization record must not say the fit is lost;
 ``eval`` evaluates a table with the compiled kernel (:mod:`fixedqmc.tables.evaluate`);
 ``lutexp`` prints the measured error and bound of a lookup-table exponential
 (:func:`~fixedqmc.tables.lut_exp.lut_exp_error`).
@@ -27,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -36,11 +43,12 @@ from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.tables.builtin import BUILTIN_FUNCTIONS, defaults_table, get_builtin, \
     resolve_function
 from fixedqmc.tables.two_region import (DEFAULT_N1, DEFAULT_N_BIN, DEFAULT_N_SEG, SIGMA_RULES,
-                                        TRANSFORMS, TableError, check_power_of_two,
-                                        check_segments)
+                                        TRANSFORMS, LossyTableError, LossyTableWarning,
+                                        TableError, check_power_of_two, check_segments)
 
 _REPORT_COLUMNS = ["transform", "coef_format", "bins", "s_lo", "s_hi", "max_abs_err",
                    "max_rel_err", "bound_f", "worst_ratio", "within_bound"]
+_FORMAT_HINT = "--coef-format {}"
 
 
 # ------------------------------------------------------------------------- helpers --
@@ -155,9 +163,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
                          f"in {unit}, got {args.sigma}")
     created = probe_folder(args.out, "--out folder")
     try:
-        table = build_table(func, s_min, s_max, sigma, n1=n1, n_seg=n_seg, n_bin=n_bin,
-                            transform=transform, coef_format=coef_format,
-                            name=args.name or name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", LossyTableWarning)
+            table = build_table(func, s_min, s_max, sigma, n1=n1, n_seg=n_seg, n_bin=n_bin,
+                                transform=transform, coef_format=coef_format,
+                                name=args.name or name, allow_lossy=args.allow_lossy)
+    except LossyTableError as err:
+        remove_created(created)
+        text = str(err) if err.loss is None else err.loss.describe(
+            _FORMAT_HINT, "--allow-lossy to write the table anyway")
+        raise TableError(f"--coef-format: {text}") from None
     except FixedQMCError as err:
         remove_created(created)
         text = str(err)
@@ -167,6 +182,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     except BaseException:
         remove_created(created)
         raise
+    lossy = []
+    for w in caught:  # the lossy-format warning is printed below; any other is passed on
+        if not issubclass(w.category, LossyTableWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        else:
+            lossy.append(str(w.message) if w.message.loss is None else
+                         w.message.loss.describe(_FORMAT_HINT, allowed=True))
     folder = write_table(table, args.out, func)
     same = read_table(folder) == table
     print(f"table {table.name!r}: s in [{table.s_min:.6g}, {table.s_max:.6g}] A^2 "
@@ -174,10 +196,19 @@ def cmd_generate(args: argparse.Namespace) -> int:
           f"sigma = {table.sigma:.10g} A^2 (r = {math.sqrt(table.sigma):.10g} A)")
     print(f"layout: n1 = {table.n1}, n_seg = {table.n_seg}, n_bin = {table.n_bin} "
           f"({table.n1} + {table.n2} entries); transform {','.join(table.transform)}; "
-          f"coefficients {table.coef_format or 'float64'}")
+          f"coefficients {table.coef_format or 'float64'}"
+          + (" -- LOSSY, written because of --allow-lossy" if lossy else ""))
     print(f"written to {folder} (read back bit-identical: {same})")
     print("error against the function (f units), measured and a-priori bound:")
-    _print_frame(error_report(table, func)[_REPORT_COLUMNS])
+    report = error_report(table, func)
+    _print_frame(report[_REPORT_COLUMNS])
+    for message in lossy:
+        print(f"fixedqmc: WARNING: --allow-lossy: {message}; `fixedqmc tables check` fails "
+              "this table", file=sys.stderr)
+    if not lossy and not report["within_bound"].all():
+        print("WARNING: not every bin is within its a-priori error bound (see within_bound; "
+              "an infinite bound_f bounds nothing); `fixedqmc tables check` fails this table")
+        return 1
     return 0 if same else 1
 
 
@@ -191,11 +222,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise TableError(f"--tolerance must be >= 0, got {tolerance!r}")
     report, ok = check_table(args.folder, func, tolerance)
     if func is not None:
-        _print_frame(report[_REPORT_COLUMNS])
-        what = "every bin within its error bound" + (
+        _print_frame(report[_REPORT_COLUMNS + ["lossy"]])
+        what = "every bin within its (finite) error bound, no lost fit" + (
             f" and max_abs_err <= {tolerance:g}" if tolerance is not None else "")
     else:
-        _print_frame(report.drop(columns="worst_junction"))
+        _print_frame(report.drop(columns=["worst_junction", "problems"]))
         for region, row in report[report.jumps_over_bound > 0].iterrows():
             print(f"region {region}: {row.jumps_over_bound} junction(s) beyond the stored "
                   f"error bound; worst: {row.worst_junction}")
@@ -208,6 +239,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             what = "files readable and consistent (table.json stores no error bounds)"
         if tolerance is not None:
             what += f"; max_jump <= {tolerance:g}"
+        if report.coef_format.notna().any():
+            what += "; the coefficient format keeps the fit"
+    for region, row in report[report.problems != ""].iterrows():
+        print(f"region {region}: {row.problems}")
     print(f"check {'passed' if ok else 'FAILED'}: {what}")
     return 0 if ok else 1
 
@@ -333,7 +368,12 @@ def add_table_commands(sub) -> None:
     gen.add_argument("--n-bin", type=int, default=DEFAULT_N_BIN,
                      help=f"region II bins per segment, a power of two (default {DEFAULT_N_BIN})")
     gen.add_argument("--coef-format", metavar="QFORMAT",
-                     help="quantize the coefficients, e.g. Q1.30 (default: float64)")
+                     help="quantize the coefficients, e.g. Q1.30 (default: float64); a format "
+                          "that loses the fit (measured error above both 10 x the unquantized "
+                          "fit's and 1%% of the region's range of f) is refused")
+    gen.add_argument("--allow-lossy", action="store_true",
+                     help="write a table whose --coef-format loses the fit anyway, with a "
+                          "warning stating the measured error (tables check then fails it)")
     gen.add_argument("--name", help="table name in table.json (default: the function's)")
     gen.add_argument("--out", required=True, metavar="FOLDER", help="output folder")
     gen.set_defaults(func=cmd_generate)

@@ -9,7 +9,11 @@ A table folder holds:
   layout, coef_format, the function name and the package version; for a table written with
   its function, ``bound_g``: the a-priori error bound of every bin in rescaled units g
   (``{"I": [...], "II": [...]}``, file order; :func:`~fixedqmc.tables.error_bounds.bin_bounds`),
-  against which :func:`check_table` checks that adjacent bins meet;
+  against which :func:`check_table` checks that adjacent bins meet; and, for a quantized
+  table written with its function, ``quantization``: the measured loss of the coefficient
+  format (:meth:`~fixedqmc.tables.two_region.QuantizationLoss.to_json`: per region the
+  largest error of the quantized table and of the unquantized fit, the range of f, the
+  allowed error and whether the format loses the fit), which :func:`check_table` fails;
 * with a ``coef_format``: ``fa.hex`` ... ``fcII.hex``, ROM images for ``$readmemh`` (one word
   per line, ``ceil(word_bits/4)`` hex digits, the two's complement bit pattern).
 
@@ -36,10 +40,12 @@ from fixedqmc.tables.two_region import (
     COEF_NAMES,
     REGIONS,
     PairFunction,
+    QuantizationLoss,
     TableError,
     TwoRegionTable,
     check_power_of_two,
     check_segments,
+    quantization_loss,
 )
 
 FILE_STEMS = {"a1": "fa", "b1": "fb", "c1": "fc", "a2": "faII", "b2": "fbII", "c2": "fcII"}
@@ -62,7 +68,8 @@ def package_version() -> str:
 def write_table(table: TwoRegionTable, folder, func: PairFunction | None = None) -> Path:
     """Write ``table`` into ``folder`` (created if needed) in the layout of the module
     docstring; returns the folder path.  Existing files of the same names are replaced.
-    ``func`` (the tabulated f(r)): also store every bin's error bound in ``table.json``."""
+    ``func`` (the tabulated f(r)): also store every bin's error bound in ``table.json`` and,
+    for a quantized table, the measured loss of its format (``quantization``)."""
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -81,8 +88,16 @@ def write_table(table: TwoRegionTable, folder, func: PairFunction | None = None)
     sidecar["hex_files"] = None if table.quantized is None else {
         k: f"{FILE_STEMS[k]}.hex" for k in COEF_NAMES}
     sidecar["bound_g"] = None if func is None else bin_bounds(table, func)
+    sidecar["quantization"] = _quantization_record(table, func)
     write_atomic(folder / SIDECAR, (jsonio.dumps(sidecar, indent=2) + "\n").encode())
     return folder
+
+
+def _quantization_record(table: TwoRegionTable, func: PairFunction | None) -> dict | None:
+    """``table.json``'s ``quantization``: None for a float table or without ``func``."""
+    if func is None or table.coef_format is None:
+        return None
+    return quantization_loss(table, func).to_json()
 
 
 def _dat_lines(table: TwoRegionTable, key: str) -> list[str]:
@@ -232,35 +247,74 @@ def check_table(folder, func: PairFunction | None = None, tolerance: float | Non
                 ) -> tuple[pd.DataFrame, bool]:
     """Read and check a table folder; returns ``(report, ok)``.
 
-    With ``func`` (f(r), vectorised): the :func:`~fixedqmc.tables.error_bounds.error_report`;
-    ``ok`` when every bin is within its bound and, if ``tolerance`` is given, the largest
+    With ``func`` (f(r), vectorised): the :func:`~fixedqmc.tables.error_bounds.error_report`
+    plus ``lossy`` (the coefficient format loses the fit of ``func`` in the region, measured
+    again by :func:`~fixedqmc.tables.two_region.quantization_loss`) and ``problems`` (why the
+    region fails, in words: a lost fit, an infinite error bound); ``ok`` when every bin is
+    within its (finite) bound, no region is lossy and, if ``tolerance`` is given, the largest
     absolute error in f units is <= ``tolerance``.  Without ``func``: per region the bin count,
     coefficient ranges and ``max_jump`` (largest mismatch in f units between the end of a bin
     and the start of the next); where ``table.json`` stores the bins' error bounds
     (``bound_checked``), every jump in g units must stay within the two bins' bounds
     (:func:`~fixedqmc.tables.error_bounds.junctions`): ``jumps_over_bound`` counts those that
-    do not and ``worst_junction`` names the files, lines, jump and bound of the worst.  ``ok``
-    when no jump exceeds its bound and, if ``tolerance`` is given, ``max_jump <= tolerance``.
+    do not and ``worst_junction`` names the files, lines, jump and bound of the worst;
+    ``lossy`` and ``problems`` as above, from the ``quantization`` record of ``table.json``
+    (a table written without one -- by an older version, or without its function -- is lossy
+    where every b and c coefficient of the region is 0 while a varies: a piecewise-constant
+    table has lost the quadratic fit); a bin whose stored bound is null (infinite) is a
+    problem too, as an infinite bound guarantees nothing.  ``ok`` when no jump exceeds its
+    bound, ``problems`` is empty and, if ``tolerance`` is given, ``max_jump <= tolerance``.
     Unreadable files raise a :class:`TableError`.
     """
     table = read_table(folder)
     if func is not None:
         report = error_report(table, func)
-        ok = bool(report["within_bound"].all())
+        loss = None if table.coef_format is None else quantization_loss(table, func)
+        report["lossy"] = [loss is not None and r in loss.lossy_regions for r in REGIONS]
+        report["problems"] = [_problems(loss, r, row.bound_f)
+                              for r, (_, row) in zip(REGIONS, report.iterrows())]
+        ok = bool(report["within_bound"].all()) and not report["lossy"].any()
         if tolerance is not None:
             ok = ok and bool((report["max_abs_err"] <= tolerance).all())
         return report, ok
-    bounds = _stored_bounds(Path(folder) / SIDECAR, table)
-    report = pd.DataFrame([_structure_row(table, r, bounds) for r in REGIONS]
+    path = Path(folder) / SIDECAR
+    bounds = _stored_bounds(path, table)
+    loss = _stored_loss(path, table)
+    report = pd.DataFrame([_structure_row(table, r, bounds, loss) for r in REGIONS]
                           ).set_index("region")
-    ok = bool((report["jumps_over_bound"] == 0).all())
+    ok = bool((report["jumps_over_bound"] == 0).all() and (report["problems"] == "").all())
     if tolerance is not None:
         ok = ok and bool((report["max_jump"] <= tolerance).all())
     return report, ok
 
 
+def _problems(loss: QuantizationLoss | None, region: int, bound_f: float) -> str:
+    """Why a region fails a check against its function, in words ("" if it does not)."""
+    out = [] if loss is None else [loss.region_reason(region)]
+    if not np.isfinite(bound_f):
+        out.append("the a-priori error bound is infinite (the coefficient error can reach "
+                   "F = exp(f) itself, so nothing bounds f)")
+    return "; ".join(x for x in out if x)
+
+
+def _stored_loss(path: Path, table: TwoRegionTable) -> QuantizationLoss | None:
+    """The ``quantization`` record of ``table.json`` (None: not stored)."""
+    record = _read_sidecar(path).get("quantization")
+    if record is None:
+        return None
+    try:
+        loss = QuantizationLoss.from_json(table.name, record)
+    except TableError as err:
+        raise TableError(f"{path}: {err}") from None
+    if loss.coef_format != table.coef_format:
+        raise TableError(f"{path}: the quantization record is for {loss.coef_format}, the "
+                         f"table's coef_format is {table.coef_format}; regenerate the table")
+    return loss
+
+
 def _stored_bounds(path: Path, table: TwoRegionTable) -> dict | None:
-    """The per-bin bounds of ``table.json`` (None: not stored), null read as inf."""
+    """The per-bin bounds of ``table.json`` (None: not stored), null read as inf (which
+    :func:`check_table` fails: an infinite bound guarantees nothing)."""
     stored = _read_sidecar(path).get("bound_g")
     if stored is None:
         return None
@@ -277,7 +331,8 @@ def _stored_bounds(path: Path, table: TwoRegionTable) -> dict | None:
     return out
 
 
-def _structure_row(table: TwoRegionTable, region: int, bounds: dict | None) -> dict:
+def _structure_row(table: TwoRegionTable, region: int, bounds: dict | None,
+                   loss: QuantizationLoss | None = None) -> dict:
     s0, _ = table.bin_spans(region)
     a, b, c = (x[np.argsort(s0, kind="stable")] for x in table.coefficients(region))
     reg = np.full(a.size - 1, region)  # bins in order of s: compare each end with the next start
@@ -287,8 +342,23 @@ def _structure_row(table: TwoRegionTable, region: int, bounds: dict | None) -> d
            "coef_format": table.coef_format, "a_min": a.min(), "a_max": a.max(),
            "b_min": b.min(), "b_max": b.max(), "c_min": c.min(), "c_max": c.max(),
            "max_jump": float(jumps.max()) if jumps.size else 0.0,
-           "bound_checked": bounds is not None, "jumps_over_bound": 0, "worst_junction": ""}
+           "bound_checked": bounds is not None, "jumps_over_bound": 0, "worst_junction": "",
+           "lossy": False, "problems": ""}
+    problems = []
+    if loss is not None:
+        problems.append(loss.region_reason(region))
+    elif table.coef_format is not None and not (b.any() or c.any()) and a.max() > a.min():
+        problems.append(
+            f"every b and c coefficient is 0: the table is piecewise constant, coefficients "
+            f"{table.coef_format} lost the quadratic fit (table.json holds no quantization "
+            f"record; check it against its function to measure the error)")
+    row["lossy"] = any(problems)
     if bounds is not None:
+        unbounded = np.flatnonzero(~np.isfinite(bounds[region]))
+        if unbounded.size:
+            problems.append(f"{unbounded.size} bin(s) with an infinite (null) error bound in "
+                            f"table.json, first at line {unbounded[0] + 1} of "
+                            f"{FILE_STEMS['a' + str(region)]}.dat: nothing is guaranteed there")
         j = junctions(table, region, bounds[region])
         bad = j[j.jump > j.allowed]
         row["jumps_over_bound"] = len(bad)
@@ -303,4 +373,5 @@ def _structure_row(table: TwoRegionTable, region: int, bounds: dict | None) -> d
             lines = ", ".join(str(i + 1) for i in ends[count == 2])
             if lines:
                 row["worst_junction"] += f"; line(s) {lines} meet neither neighbour"
+    row["problems"] = "; ".join(x for x in problems if x)
     return row

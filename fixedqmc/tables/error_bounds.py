@@ -17,7 +17,8 @@ sum of three parts:
 
 The bound is converted to f units per bin: ``scale * bound_g`` for ``transform="none"``;
 for ``"exp"`` with ``dF = scale * bound_g``, ``|d log F| <= -log(1 - dF / min F)`` (infinite
-when ``dF >= min F``); plus the float64 rounding of the un-scaling (``4 eps`` of the
+when ``dF >= min F``: the interpolated F may reach 0, so nothing bounds f, and such a bin
+is never within its bound); plus the float64 rounding of the un-scaling (``4 eps`` of the
 magnitudes involved).
 """
 
@@ -180,10 +181,12 @@ def bin_errors(table: TwoRegionTable, func: PairFunction, n_samples: int = N_SAM
 
 
 def within_bound(bins: pd.DataFrame) -> pd.Series:
-    """Per bin of :func:`bin_errors`: measured error <= bound in g and in f units (an
-    infinite f bound, an "exp" region whose F error can reach F itself, holds anything)."""
-    return (bins["err_g"] <= bins["bound_g"]) & (
-        (bins["err_f"] <= bins["bound_f"]) | np.isinf(bins["bound_f"]))
+    """Per bin of :func:`bin_errors`: measured error <= bound in g and in f units, both
+    bounds finite.  An infinite f bound (an "exp" region whose F error can reach F itself,
+    so f = log F is not bounded at all) or a NaN bound or error guarantees nothing and is
+    never within."""
+    finite = np.isfinite(bins["bound_g"]) & np.isfinite(bins["bound_f"])
+    return finite & (bins["err_g"] <= bins["bound_g"]) & (bins["err_f"] <= bins["bound_f"])
 
 
 def error_report(table: TwoRegionTable, func: PairFunction, n_samples: int = N_SAMPLES,
@@ -194,7 +197,8 @@ def error_report(table: TwoRegionTable, func: PairFunction, n_samples: int = N_S
     ``max_abs_err`` (f units), ``max_rel_err`` (see :func:`bin_errors`), ``max_err_g`` (g
     units); bound parts ``interp_g``, ``quant_g``, ``round_g`` and totals ``bound_g``,
     ``bound_f`` (largest over the bins); ``worst_ratio`` (largest per-bin measured/bound in f
-    units) and ``within_bound`` (every bin's measured error <= its bound, in g and f units).
+    units) and ``within_bound`` (every bin's measured error <= its bound, in g and f units,
+    and every bound finite: see :func:`within_bound`).
 
     Per bin, ``bound_g = max_u|d^3 g/du^3| / 192 + 3 * LSB / 2 + float64 rounding`` (the
     interpolation part of the quadratic on a bin of length 1 in u, the half-LSBs of a, b, c,

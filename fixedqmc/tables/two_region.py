@@ -31,11 +31,33 @@ the wave function ``psi = exp(T2)`` in both regions).  The rescaled value is
 ``g = (F - offset) / scale`` with ``offset = min F`` and ``scale = max F - min F`` over the
 region (``scale = 1`` for a constant region), so ``g`` lies in ``[0, 1]`` to within the dense
 sampling used to find the extremes.
+
+Quantization (:func:`quantize_table`, ``coef_format``) rounds every coefficient to the
+format's step ``LSB = 2**-frac_bits``, which moves ``g`` by up to ``1.5 LSB``.  A format
+*loses the fit* (:func:`quantization_loss`) when, in either region, the quantized table's
+largest measured error in f units, ``E_q = max |f_table - f|`` over ``LOSSY_SAMPLES`` points
+per bin, exceeds both
+
+* ``LOSSY_FACTOR`` (10) times ``E_fit``, the same error of the unquantized fit: the format,
+  not the bin layout, then decides the error; and
+* ``LOSSY_REL`` (1 %) of the region's range of f, ``max f - min f`` over those points: the
+  error is then large on the scale of the function itself,
+
+or when ``E_q`` is not finite (an ``"exp"`` region whose interpolated ``F`` reaches ``<= 0``).
+Both conditions are needed: a coarse layout whose float fit is already poor is not the
+format's fault, and a format 1000 times coarser than a very good fit can still be far below
+the function's scale (``Q1.16``, an 18-bit word: about ``2e-5`` of the range of a
+``"none"`` region).  All b and c coefficients of a region rounding to 0 (a piecewise-constant
+table) is the extreme case.  :func:`build_table` refuses such a format with a
+:class:`LossyTableError` naming the measured errors and the narrowest wider format (same
+signedness and integer bits) that keeps the fit, unless ``allow_lossy=True``, which builds
+the table and emits a :class:`LossyTableWarning` instead.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable, Mapping
@@ -45,7 +67,7 @@ from scipy.optimize import brentq, minimize_scalar
 
 from fixedqmc.errors import FixedOverflowError, FixedQMCError
 from fixedqmc.numerics.fixed import Fixed
-from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.numerics.qformat import MAX_FRAC_BITS, MAX_WORD_BITS, QFormat
 
 DEFAULT_N1 = 256
 DEFAULT_N_SEG = 21
@@ -59,6 +81,9 @@ FIT_POINTS = 129  # samples per bin for the minimax fit, u = j/128
 SIGMA_GRID = 4097  # r samples bracketing the root / maximum that defines sigma
 REMEZ_ITERATIONS = 12
 MAX_SEGMENTS = 64  # region II segments: one per leading-zero count of a 64-bit t
+LOSSY_FACTOR = 10.0  # a format loses the fit above this many times the float fit's error ...
+LOSSY_REL = 0.01  # ... and above this fraction of the region's range of f (module docstring)
+LOSSY_SAMPLES = 32  # measurement points per bin for the loss, u = (i + 1/2) / LOSSY_SAMPLES
 
 _ONE_BELOW = float(np.nextafter(1.0, 0.0))
 _CHEB_REF = np.array([0.0, 0.25, 0.75, 1.0])  # extrema of T3 mapped to [0, 1]
@@ -69,6 +94,24 @@ PairFunction = Callable[[np.ndarray], np.ndarray]
 
 class TableError(FixedQMCError):
     """An invalid table argument, table file or function value (a ``ValueError``)."""
+
+
+class LossyTableError(TableError):
+    """A coefficient format that loses the fit (module docstring); ``loss`` is the
+    :class:`QuantizationLoss` measured, or None."""
+
+    def __init__(self, message: str, loss: "QuantizationLoss | None" = None):
+        super().__init__(message)
+        self.loss = loss
+
+
+class LossyTableWarning(UserWarning):
+    """A table built with ``allow_lossy=True`` whose coefficient format loses the fit;
+    ``loss`` is the :class:`QuantizationLoss` measured, or None."""
+
+    def __init__(self, message: str, loss: "QuantizationLoss | None" = None):
+        super().__init__(message)
+        self.loss = loss
 
 
 # ------------------------------------------------------------------------ validation --
@@ -569,8 +612,8 @@ def _maximum(func, r, f) -> float:
 # -------------------------------------------------------------------------- builder --
 def build_table(func: PairFunction, s_min: float, s_max: float, sigma,
                 n1: int = DEFAULT_N1, n_seg: int = DEFAULT_N_SEG, n_bin: int = DEFAULT_N_BIN,
-                transform=("none", "none"), coef_format=None, name: str | None = None
-                ) -> TwoRegionTable:
+                transform=("none", "none"), coef_format=None, name: str | None = None,
+                allow_lossy: bool = False) -> TwoRegionTable:
     """Build a two-region table of ``func`` (HAQMC, seed 002, Sec. 3 and Appendix Part 1).
 
     Parameters
@@ -587,9 +630,14 @@ def build_table(func: PairFunction, s_min: float, s_max: float, sigma,
         ``"none"`` or ``"exp"`` per region (I, II).
     coef_format : str or None
         If given (e.g. ``"Q2.30"``), the coefficients are quantized to it with round-half-even
-        (see :func:`quantize_table`).
+        (see :func:`quantize_table`) and the result is checked against ``func``: a format that
+        loses the fit (module docstring, :func:`quantization_loss`) raises a
+        :class:`LossyTableError` naming the measured error and a wider format that keeps it.
     name : str, optional
         Defaults to ``func.__name__``.
+    allow_lossy : bool
+        Build a table whose format loses the fit anyway, with a :class:`LossyTableWarning`
+        stating the measured error, instead of raising.
     """
     s_min, _, s_max = _check_range(s_min, None, s_max)
     n1, n_seg, n_bin = check_power_of_two("n1", n1), check_segments(n_seg), \
@@ -607,15 +655,22 @@ def build_table(func: PairFunction, s_min: float, s_max: float, sigma,
                            sigma=sigma, s_max=s_max, transform=transform, offset=(o1, o2),
                            scale=(k1, k2), n1=n1, n_seg=n_seg, n_bin=n_bin,
                            a1=a1, b1=b1, c1=c1, a2=a2, b2=b2, c2=c2)
-    return table if fmt is None else quantize_table(table, fmt)
+    if fmt is None:
+        return table
+    return quantize_table(table, fmt, func=func, allow_lossy=allow_lossy)
 
 
 # --------------------------------------------------------------------- quantization --
-def quantize_table(table: TwoRegionTable, coef_format) -> TwoRegionTable:
+def quantize_table(table: TwoRegionTable, coef_format, func: PairFunction | None = None,
+                   allow_lossy: bool = False) -> TwoRegionTable:
     """The table with its float coefficients rounded (half-even) into ``coef_format``.
 
     Raises a :class:`TableError` naming the first coefficient the format cannot hold (no
-    saturation), or if the table is already quantized.
+    saturation), or if the table is already quantized.  With ``func`` (the tabulated f(r))
+    the result is checked as in :func:`build_table`: a format that loses the fit of
+    ``table`` (module docstring) raises a :class:`LossyTableError`, or with
+    ``allow_lossy=True`` emits a :class:`LossyTableWarning`.  Without ``func`` nothing is
+    measured (error sweeps quantize to every width on purpose).
     """
     if table.coef_format is not None:
         raise TableError(f"table is already quantized to {table.coef_format}; quantize the "
@@ -623,7 +678,14 @@ def quantize_table(table: TwoRegionTable, coef_format) -> TwoRegionTable:
     fmt = _check_format(coef_format)
     quantized = {key: _quantize(key, getattr(table, key), fmt) for key in COEF_NAMES}
     floats = {key: fx.to_float() for key, fx in quantized.items()}
-    return replace(table, coef_format=str(fmt), quantized=quantized, **floats)
+    out = replace(table, coef_format=str(fmt), quantized=quantized, **floats)
+    if func is not None:
+        loss = quantization_loss(out, func, fit=table, suggest=True)
+        if loss.lossy:
+            if not allow_lossy:
+                raise LossyTableError(loss.describe(), loss)
+            warnings.warn(LossyTableWarning(loss.describe(allowed=True), loss), stacklevel=2)
+    return out
 
 
 def _quantize(key: str, values: np.ndarray, fmt: QFormat) -> Fixed:
@@ -640,3 +702,185 @@ def _quantize(key: str, values: np.ndarray, fmt: QFormat) -> Fixed:
         raise TableError(f"coef_format {fmt} cannot hold coefficient {key}: {key}[{i}] = "
                          f"{float(values[i])!r} rounds outside {fmt.min}..{fmt.max}; use at least "
                          f"{need} integer bits{sign}") from err
+
+
+# ------------------------------------------------------------------ quantization loss --
+@dataclass(frozen=True)
+class QuantizationLoss:
+    """What a coefficient format does to a table's fit (module docstring), per region (I, II).
+
+    Fields
+    ------
+    name : str
+        The table's name.
+    coef_format : str
+        The format measured.
+    err_f : (float, float)
+        Largest measured ``|f_table - f|`` of the quantized table, f units (NaN where an
+        ``"exp"`` region's interpolated F reaches ``<= 0``).
+    fit_err_f : (float, float)
+        The same of the unquantized fit.
+    range_f : (float, float)
+        ``max f - min f`` over the region's measurement points, f units.
+    suggestion : str or None
+        With ``suggest``: the narrowest wider format (same signedness and integer bits) that
+        keeps the fit, or None if none of at most 64 bits does.
+    suggestion_err_f : (float, float) or None
+        ``err_f`` of ``suggestion``.
+    """
+
+    name: str
+    coef_format: str
+    err_f: tuple
+    fit_err_f: tuple
+    range_f: tuple
+    suggestion: str | None = None
+    suggestion_err_f: tuple | None = None
+
+    @property
+    def allowed_f(self) -> tuple:
+        """Per region ``max(LOSSY_FACTOR * fit_err_f, LOSSY_REL * range_f)``, f units."""
+        return tuple(_allowed(e, r) for e, r in zip(self.fit_err_f, self.range_f))
+
+    @property
+    def lossy_regions(self) -> tuple:
+        """Regions (1, 2) where ``err_f`` is not finite or exceeds ``allowed_f``."""
+        return tuple(r for r, e, a in zip(REGIONS, self.err_f, self.allowed_f)
+                     if not e <= a)
+
+    @property
+    def lossy(self) -> bool:
+        """True when the format loses the fit in at least one region."""
+        return bool(self.lossy_regions)
+
+    def region_reason(self, region: int) -> str:
+        """One region's verdict in words ("" when it keeps the fit)."""
+        i = _region(region) - 1
+        if region not in self.lossy_regions:
+            return ""
+        return (f"coefficients {self.coef_format} lose the fit: largest |error| "
+                f"{_err_text(self.err_f[i])} > allowed {self.allowed_f[i]:.4g} (f units; "
+                f"{LOSSY_FACTOR:g} x the unquantized fit's {self.fit_err_f[i]:.4g} and "
+                f"{LOSSY_REL:.0%} of the range of f, {self.range_f[i]:.4g})")
+
+    def describe(self, format_hint: str = "coef_format={}", allow_hint: str =
+                 "allow_lossy=True to build it anyway", allowed: bool = False) -> str:
+        """The refusal (or, ``allowed``, the warning) in words: measured errors, the
+        criterion and what would keep the fit; ``format_hint`` formats a suggested format
+        for the caller's interface (``"--coef-format {}"`` on the command line)."""
+        parts = [f"{_err_text(self.err_f[r - 1])} in region {_REGION_NAME[r]} (unquantized "
+                 f"fit {self.fit_err_f[r - 1]:.4g}; allowed {self.allowed_f[r - 1]:.4g})"
+                 for r in self.lossy_regions]
+        head = (f"coef_format {self.coef_format} loses the fit of {self.name!r}"
+                + (" (built anyway, as allowed)" if allowed else "")
+                + f": the largest measured |error| is {' and '.join(parts)}, in f units; a "
+                f"format loses the fit where its error exceeds both {LOSSY_FACTOR:g} x the "
+                f"unquantized fit's and {LOSSY_REL:.0%} of the region's range of f")
+        fmt = QFormat.parse(self.coef_format)
+        if self.suggestion is None:
+            need = (f"no wider format with {fmt.int_bits} integer bits keeps the fit within "
+                    f"{MAX_WORD_BITS}-bit words: refine the bin layout")
+        else:
+            wide = QFormat.parse(self.suggestion)
+            errs = " and ".join(f"{e:.3g}" for e in self.suggestion_err_f)
+            need = (f"{format_hint.format(wide)} keeps it (largest errors {errs} in regions I "
+                    f"and II): use at least {wide.frac_bits} fractional bits (a "
+                    f"{wide.word_bits}-bit word)")
+        return f"{head}; {need}" + ("" if allowed else f", or {allow_hint}")
+
+    def to_json(self) -> dict:
+        """A JSON-ready record (``table.json`` key ``quantization``; non-finite -> null)."""
+        return {"coef_format": self.coef_format, "lossy": self.lossy,
+                "criterion": {"factor": LOSSY_FACTOR, "rel_of_range": LOSSY_REL},
+                "regions": {_REGION_NAME[r]: {
+                    "err_f": self.err_f[r - 1], "fit_err_f": self.fit_err_f[r - 1],
+                    "range_f": self.range_f[r - 1], "allowed_f": self.allowed_f[r - 1],
+                    "lossy": r in self.lossy_regions} for r in REGIONS}}
+
+    @classmethod
+    def from_json(cls, name: str, record) -> "QuantizationLoss":
+        """Back from :meth:`to_json` (null errors read as NaN); a :class:`TableError` for a
+        malformed record."""
+        try:
+            regions = [record["regions"][_REGION_NAME[r]] for r in REGIONS]
+            values = {key: tuple(math.nan if x[key] is None else float(x[key])
+                                 for x in regions)
+                      for key in ("err_f", "fit_err_f", "range_f")}
+            return cls(name=str(name), coef_format=str(QFormat.parse(record["coef_format"])),
+                       **values)
+        except (KeyError, TypeError, ValueError) as err:
+            raise TableError(f"quantization record malformed ({type(err).__name__}: {err}); "
+                             "regenerate the table") from None
+
+
+_REGION_NAME = {1: "I", 2: "II"}
+
+
+def _allowed(fit_err: float, range_f: float) -> float:
+    return max(LOSSY_FACTOR * fit_err, LOSSY_REL * range_f)
+
+
+def _err_text(err: float) -> str:
+    if math.isfinite(err):
+        return f"{err:.4g}"
+    return "not finite (the interpolated F = exp(f) reaches 0 or below)"
+
+
+def quantization_loss(table: TwoRegionTable, func: PairFunction,
+                      fit: TwoRegionTable | None = None, suggest: bool = False
+                      ) -> QuantizationLoss:
+    """Measure what ``table``'s coefficient format does to the fit of ``func`` (f(r)).
+
+    ``fit`` is the unquantized table (default: refitted from ``func`` with ``table``'s range,
+    sigma, layout and transforms, the fit :func:`build_table` makes).  Both are evaluated at
+    ``LOSSY_SAMPLES`` points per bin, ``u = (i + 1/2) / LOSSY_SAMPLES``; the criterion is in
+    the module docstring (``lossy``).  With ``suggest`` and a lossy format, the narrowest
+    wider format that keeps the fit is searched (by bisection on the fractional bits, each
+    candidate measured).
+    """
+    if table.coef_format is None:
+        raise TableError("quantization_loss needs a quantized table (coef_format is None)")
+    if fit is None:
+        fit = build_table(func, table.s_min, table.s_max, table.sigma, table.n1, table.n_seg,
+                          table.n_bin, table.transform, name=table.name)
+    u = (np.arange(LOSSY_SAMPLES) + 0.5) / LOSSY_SAMPLES
+    points = [(s0[:, None] + ds[:, None] * u).ravel()
+              for s0, ds in (table.bin_spans(r) for r in REGIONS)]
+    exact = [sample_transformed(func, s, "none") for s in points]
+    fit_err = _max_errors(fit, points, exact)
+    ranges = tuple(float(f.max() - f.min()) for f in exact)
+    loss = QuantizationLoss(table.name, table.coef_format, _max_errors(table, points, exact),
+                            fit_err, ranges)
+    if not (suggest and loss.lossy):
+        return loss
+    allowed = loss.allowed_f
+    fmt = QFormat.parse(table.coef_format)
+
+    def keeps(frac_bits: int):
+        try:
+            wide = quantize_table(fit, QFormat(fmt.signed, fmt.int_bits, frac_bits))
+        except FixedQMCError:
+            return None
+        errs = _max_errors(wide, points, exact)
+        return errs if all(e <= a for e, a in zip(errs, allowed)) else None
+
+    lo = fmt.frac_bits + 1
+    hi = min(MAX_FRAC_BITS, MAX_WORD_BITS - int(fmt.signed) - fmt.int_bits)
+    best = keeps(hi) if hi >= lo else None
+    if best is None:
+        return loss
+    while lo < hi:  # smallest frac_bits in [lo, hi] that keeps the fit (hi always does)
+        mid = (lo + hi) // 2
+        errs = keeps(mid)
+        if errs is None:
+            lo = mid + 1
+        else:
+            hi, best = mid, errs
+    return replace(loss, suggestion=str(QFormat(fmt.signed, fmt.int_bits, hi)),
+                   suggestion_err_f=best)
+
+
+def _max_errors(table: TwoRegionTable, points, exact) -> tuple:
+    """Per region, the largest ``|table.evaluate(s) - f|`` (NaN if any value is NaN)."""
+    with np.errstate(invalid="ignore"):
+        return tuple(float(np.max(np.abs(table.evaluate(s) - f))) for s, f in zip(points, exact))

@@ -162,3 +162,35 @@ def test_check_without_function(folder):
     _edit_line(folder / "fa.hex", 10, "00000000")
     report, ok = check_table(folder, tolerance=1e-4)
     assert not ok and report.loc["I", "max_jump"] > 1.0
+
+
+def test_check_fails_a_table_whose_format_loses_the_fit(tmp_path, lj_table):
+    """Written with its function, a lossy table carries its measured loss in table.json and
+    both checks fail it, saying why; a good format passes both."""
+    lossy = quantize_table(lj_table, "Q1.2")  # no function: quantized without being measured
+    folder = write_table(lossy, tmp_path / "lossy", lj)
+    record = json.loads((folder / "table.json").read_text())["quantization"]
+    assert record["coef_format"] == "Q1.2" and record["lossy"]
+    assert record["regions"]["I"]["err_f"] > record["regions"]["I"]["allowed_f"]
+    for report, ok in (check_table(folder), check_table(folder, lj)):
+        assert not ok and report["lossy"].all()
+        assert report["problems"].str.contains("coefficients Q1.2 lose the fit").all()
+    good = write_table(quantize_table(lj_table, "Q1.30"), tmp_path / "good", lj)
+    assert json.loads((good / "table.json").read_text())["quantization"]["lossy"] is False
+    for report, ok in (check_table(good), check_table(good, lj)):
+        assert ok and not report["lossy"].any() and (report["problems"] == "").all()
+    plain = write_table(lj_table, tmp_path / "float", lj)  # a float table has no record
+    assert json.loads((plain / "table.json").read_text())["quantization"] is None
+
+
+def test_check_fails_a_stored_infinite_bound(tmp_path, lj_table):
+    folder = write_table(lj_table, tmp_path / "t", lj)
+    path = folder / "table.json"
+    meta = json.loads(path.read_text())
+    assert check_table(folder)[1]
+    meta["bound_g"]["II"][3] = None  # how table.json writes an infinite bound
+    path.write_text(json.dumps(meta))
+    report, ok = check_table(folder)
+    assert not ok and (report["jumps_over_bound"] == 0).all()
+    assert report.loc["II", "problems"].startswith(
+        "1 bin(s) with an infinite (null) error bound in table.json, first at line 4 of faII.dat")

@@ -46,6 +46,8 @@ def test_generated_files_read_back_bit_identical(sapt2_folder):
     assert (table.n1, table.n2, table.transform) == (256, 1344, ("none", "exp"))
     hex_words = [int(x, 16) for x in (sapt2_folder / "faII.hex").read_text().split()]
     assert hex_words == table.quantized["a2"].bits().tolist()
+    record = json.loads((sapt2_folder / "table.json").read_text())["quantization"]
+    assert record["coef_format"] == "Q1.30" and record["lossy"] is False
 
 
 def test_generate_prints_layout_and_error_report(tmp_path, capsys):
@@ -96,6 +98,54 @@ def test_check_without_function_uses_the_stored_bounds(tmp_path, capsys):
     (folder / "table.json").write_text(json.dumps(meta))
     assert "table.json: bound_g.I must be a list of 32 bounds" in error_of(
         capsys, "tables", "check", str(folder))
+
+
+def test_generate_refuses_a_format_that_loses_the_fit(tmp_path, capsys):
+    """The reported command: Q1.2 rounds every b and c of SAPT2 to 0 (437 % relative error).
+    Refused, naming the option, the format, the measured errors and the fractional bits that
+    keep the fit; nothing is written."""
+    out = tmp_path / "q12"
+    err = error_of(capsys, "tables", "generate", "--function", "sapt2", "--coef-format", "Q1.2",
+                   "--out", str(out))
+    assert err.startswith("fixedqmc: error: --coef-format: coef_format Q1.2 loses the fit of "
+                          "'sapt2': the largest measured |error| is ")
+    assert re.search(r"is ([\d.]+) in region I \(unquantized fit [\d.e-]+; allowed ([\d.]+)\) "
+                     r"and ([\d.]+) in region II", err), err
+    assert "exceeds both 10 x the unquantized fit's and 1% of the region's range of f" in err
+    need = re.search(r"--coef-format Q1\.(\d+) keeps it \(.*\): use at least (\d+) fractional "
+                     r"bits .*, or --allow-lossy to write the table anyway", err)
+    assert need and need[1] == need[2] and int(need[1]) > 2, err
+    assert not out.exists()
+
+
+def test_allow_lossy_writes_with_a_warning_and_check_fails_it(tmp_path, capsys):
+    folder = tmp_path / "q12"
+    code, out, err = run(capsys, "tables", "generate", "--function", "sapt2", "--coef-format",
+                         "Q1.2", "--allow-lossy", "--out", str(folder))
+    assert code == 0 and "coefficients Q1.2 -- LOSSY, written because of --allow-lossy" in out
+    assert err.startswith("fixedqmc: WARNING: --allow-lossy: coef_format Q1.2 loses the fit of "
+                          "'sapt2' (built anyway, as allowed): the largest measured |error| is")
+    assert "`fixedqmc tables check` fails this table" in err
+    assert re.search(r"\nII +exp +Q1\.2 .* inf +[\d.]+ +False\n", out), out  # never "within"
+    table = read_table(folder)
+    assert not any(getattr(table, k).any() for k in ("b1", "c1", "b2", "c2"))
+    meta = json.loads((folder / "table.json").read_text())
+    assert meta["quantization"]["lossy"] and meta["quantization"]["regions"]["II"]["lossy"]
+
+    code, out, _ = run(capsys, "tables", "check", str(folder))  # structural
+    assert code == 1 and "check FAILED" in out, out
+    assert re.search(r"region I: coefficients Q1\.2 lose the fit: largest \|error\| [\d.]+ > "
+                     r"allowed [\d.]+ \(f units; 10 x the unquantized fit's", out), out
+    code, out, _ = run(capsys, "tables", "check", str(folder), "--function", "sapt2")
+    assert code == 1 and "check FAILED" in out
+    assert re.search(r"region II: coefficients Q1\.2 lose the fit: .*; the a-priori error bound "
+                     r"is infinite", out), out
+
+    del meta["quantization"]  # as a table written before the record existed
+    (folder / "table.json").write_text(json.dumps(meta))
+    code, out, _ = run(capsys, "tables", "check", str(folder))
+    assert code == 1 and "check FAILED" in out
+    assert "region II: every b and c coefficient is 0: the table is piecewise constant" in out
 
 
 def test_eval_matches_the_api(sapt2_folder, capsys):

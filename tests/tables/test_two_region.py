@@ -2,18 +2,25 @@
 quantization and input checks (HAQMC seed 002, Sec. 3)."""
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
 
 from fixedqmc.numerics.fixed import Fixed
+from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.tables.two_region import (
     COEF_NAMES,
+    LOSSY_FACTOR,
+    LOSSY_REL,
+    LossyTableError,
+    LossyTableWarning,
     TableError,
     build_table,
     find_sigma,
     locate_region2,
     minimax_quadratic,
+    quantization_loss,
     quantize_table,
     region1_spans,
     region2_spans,
@@ -220,6 +227,75 @@ def test_quantize_rejects_a_format_that_cannot_hold_the_coefficients(lj_table):
         build_table(lj, *LJ_RANGE, "zero", n1=4, n_seg=2, n_bin=2, coef_format="Q0.8")
     with pytest.raises(TableError, match="already quantized"):
         quantize_table(quantize_table(lj_table, "Q1.30"), "Q1.40")
+
+
+def test_a_format_that_loses_the_fit_is_refused(lj_table):
+    """Q1.2 (LSB 1/4 of a region's range) leaves every b and c coefficient 0: refused with the
+    measured errors and the narrowest wider format that keeps the fit, which is accepted
+    while one fractional bit less is not."""
+    with pytest.raises(LossyTableError, match=r"coef_format Q1\.2 loses the fit of 'lj': the "
+                       r"largest measured \|error\| is [\d.]+ in region I .*coef_format=Q1\.(\d+) "
+                       r"keeps it .*use at least \1 fractional bits.*allow_lossy=True") as info:
+        quantize_table(lj_table, "Q1.2", func=lj)
+    loss = info.value.loss
+    assert loss.lossy and loss.lossy_regions == (1, 2)
+    for err, fit, span, allowed in zip(loss.err_f, loss.fit_err_f, loss.range_f,
+                                       loss.allowed_f):
+        assert allowed == max(LOSSY_FACTOR * fit, LOSSY_REL * span) and err > allowed
+    wide = QFormat.parse(loss.suggestion)
+    assert (wide.signed, wide.int_bits) == (True, 1) and wide.frac_bits > 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert quantize_table(lj_table, wide, func=lj).coef_format == loss.suggestion
+    with pytest.raises(LossyTableError):
+        quantize_table(lj_table, QFormat(True, 1, wide.frac_bits - 1), func=lj)
+    with pytest.raises(LossyTableError, match=r"coef_format Q1\.2 loses the fit"):
+        build_table(lj, *LJ_RANGE, "zero", n1=32, n_seg=6, n_bin=8, coef_format="Q1.2")
+
+
+def test_allow_lossy_builds_the_table_with_a_warning(lj_table):
+    with pytest.warns(LossyTableWarning, match=r"coef_format Q1\.2 loses the fit of 'lj' \(built "
+                      r"anyway, as allowed\): the largest measured \|error\| is [\d.]+") as rec:
+        q = build_table(lj, *LJ_RANGE, "zero", coef_format="Q1.2", allow_lossy=True)
+    assert q.coef_format == "Q1.2" and rec[0].message.loss.lossy
+    assert not any(getattr(q, k).any() for k in ("b1", "c1", "b2", "c2"))  # piecewise constant
+    assert quantize_table(lj_table, "Q1.2") == q  # without the function nothing is measured
+
+
+@pytest.mark.parametrize("fmt", ["Q1.30", "Q2.40", "Q1.20", "Q1.16"])
+def test_formats_used_in_the_repository_keep_the_fit(lj_table, fmt):
+    """Q1.16 is ~1e3 times coarser than the fit (so the factor alone would refuse it) but 2e-5
+    of the range of f: it keeps the fit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = quantize_table(lj_table, fmt, func=lj)
+    loss = quantization_loss(q, lj)  # refits lj_table from lj
+    assert not loss.lossy and loss.fit_err_f == quantization_loss(q, lj, fit=lj_table).fit_err_f
+    if fmt == "Q1.16":
+        assert all(e > LOSSY_FACTOR * f for e, f in zip(loss.err_f, loss.fit_err_f))
+        assert all(e < LOSSY_REL * r for e, r in zip(loss.err_f, loss.range_f))
+
+
+def test_a_poor_fit_is_not_blamed_on_the_format():
+    """Two bins per region: the float fit is already off by ~2 % of the range, and Q5.2 adds
+    less than LOSSY_FACTOR times that, so the format is not what loses the fit."""
+    coarse = build_table(lj, *LJ_RANGE, "zero", n1=2, n_seg=2, n_bin=1)
+    q = build_table(lj, *LJ_RANGE, "zero", n1=2, n_seg=2, n_bin=1, coef_format="Q5.2")
+    loss = quantization_loss(q, lj, fit=coarse)
+    assert loss.err_f[0] > LOSSY_REL * loss.range_f[0] and not loss.lossy
+
+
+def test_quantization_loss_record_round_trip(lj_table):
+    loss = quantization_loss(quantize_table(lj_table, "Q1.2"), lj, fit=lj_table)
+    record = loss.to_json()
+    assert record["lossy"] and record["regions"]["II"]["lossy"]
+    back = type(loss).from_json("lj", record)
+    assert back.lossy_regions == (1, 2) and back.err_f == loss.err_f
+    assert "lose the fit: largest |error|" in back.region_reason(1)
+    with pytest.raises(TableError, match="quantization record malformed"):
+        type(loss).from_json("lj", {"coef_format": "Q1.2"})
+    with pytest.raises(TableError, match="needs a quantized table"):
+        quantization_loss(lj_table, lj)
 
 
 # ---------------------------------------------------------------- the data model -----

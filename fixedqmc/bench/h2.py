@@ -10,7 +10,7 @@ component, accepted with probability ``min(1, |psi'/psi|**2)`` (psi' = 0 is reje
 Ours runs through the public plug-in path (:func:`build_mole`, :func:`mean_field`,
 :class:`Molecule` and the system protocol: ``propose`` / ``accept`` per electron) at
 ``float64``, ``float32`` and ``fixed:40``.  The fixed-point formats come from a range
-profile of the starting walkers (:class:`~fixedqmc.sweep.profile.RangeProfile`, one bit
+profile of the starting walkers (:class:`~fixedqmc.qmc.profile.RangeProfile`, one bit
 of margin), as a run with ``fixed:40`` does; they are read at run time (one compilation
 for every width) unless the system can compile them into its kernels (``specialise``),
 which is then timed as well.
@@ -110,7 +110,7 @@ def fixed_ranges(mol, mf, positions: np.ndarray) -> tuple[dict, dict]:
     """``{kernel: {variable: (lo, hi)}}`` of a float64 range profile of ``positions`` (one
     bit of margin), sizing width-only fixed specs such as ``fixed:40``, and the system's
     kernels."""
-    from fixedqmc.sweep.profile import RangeProfile
+    from fixedqmc.qmc.profile import RangeProfile
     from fixedqmc.systems.molecule.system import Molecule
 
     system = Molecule(mol, mf.mo_up, mf.mo_down, "float64")

@@ -8,7 +8,8 @@ zero and stochastic, ``2**-(F_v + 1)`` for the nearest modes), and when the resu
 overflow its format:
 
 exp (the LUT exponential of seed 001, Appendix B: ``exp(x) = 2**y_i prod_k T_k[j_k] (1 + r ln2)``
-with the seed's 8K-word tables ``chunk_bits = (12, 11, 11)``, :class:`~fixedqmc.tables.lut_exp.LutExp`)::
+with the seed's 8K-word tables ``chunk_bits = (12, 11, 11)``, words from
+:mod:`fixedqmc.numerics.exp2_tables`, as :class:`~fixedqmc.tables.lut_exp.LutExp` builds them)::
 
     |exp(e, x, v) - e**x| <= e**x * EXP_REL(x) + q_v,
     EXP_REL(x) = expm1(2**-60 + ln2 |x| dL),   dL = |L - log2 e| < 2**-64
@@ -45,6 +46,7 @@ cos, sin (argument in radians)::
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -54,25 +56,25 @@ from numba import njit
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics import wideint as W
 from fixedqmc.numerics.modes import HALF_EVEN, SATURATE
-from fixedqmc.tables.lut_exp import LutExp, _const_raw
+from fixedqmc.numerics.exp2_tables import const_raw, exp2_table_raw
 
 _JIT = dict(nogil=True)
 _U = np.uint64
 
 # ------------------------------------------------------------------ exponential --
-#: The LUT exponential's configuration (the seed's 8K words, 3 lookups).
-EXP_LUT = LutExp(chunk_bits=(12, 11, 11), residual="linear")
+#: The LUT exponential's chunks (the seed's 8K words, 3 lookups, linear residual).
+EXP_CHUNK_BITS = (12, 11, 11)
 _TF = 62  # fractional bits of the table entries and products (UQ1.62: int64 words)
-_EXP_TABLES = np.ascontiguousarray(
-    np.concatenate([t.raw for t in EXP_LUT.fixed_tables(f"UQ1.{_TF}")]), np.int64)
+_EXP_TABLES = np.array([w for c, b in zip(accumulate(EXP_CHUNK_BITS), EXP_CHUNK_BITS)
+                        for w in exp2_table_raw(c, b, _TF)], np.int64)
 _OFF1, _OFF2 = 1 << 12, (1 << 12) + (1 << 11)
 _LOG2E_FRAC = 63
-_LOG2E_RAW = _const_raw("log2e", _LOG2E_FRAC)  # log2 e in UQ1.63 (nearest)
+_LOG2E_RAW = const_raw("log2e", _LOG2E_FRAC)  # log2 e in UQ1.63 (nearest)
 _LOG2E_WORD = np.int64(np.uint64(_LOG2E_RAW).view(np.int64))
-_LN2_WORD = np.int64(np.uint64(_const_raw("ln2", 64)).view(np.int64))  # ln 2 in UQ0.64
+_LN2_WORD = np.int64(np.uint64(const_raw("ln2", 64)).view(np.int64))  # ln 2 in UQ0.64
 #: |L - log2 e| of the log2(e) word L, and the static relative error of the LUT steps.
 EXP_DL = abs(float(Fraction(_LOG2E_RAW, 1 << _LOG2E_FRAC)
-                   - Fraction(_const_raw("log2e", 200), 1 << 200)))
+                   - Fraction(const_raw("log2e", 200), 1 << 200)))
 EXP_STATIC = 2.0**-60
 _Y_CLAMP = 400  # |y_i| beyond which results are 0 or overflow in every format and mode
 

@@ -54,6 +54,7 @@ from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
 from fixedqmc.qmc.dmc import DMCSettings, dmc_block, start_dmc, timestep_extrapolation
 from fixedqmc.qmc.estimators import reblock
+from fixedqmc.qmc.profile import RangeProfile
 from fixedqmc.qmc.registry import get_plugin, load_plugins
 from fixedqmc.qmc.state import ENERGY_COLUMNS_EXCLUDED
 from fixedqmc.qmc.system import Walkers
@@ -221,7 +222,6 @@ def _profile_ranges(profile) -> tuple[dict | None, str]:
     the ``profile.json`` of ``fixedqmc profile``, its dict, or a RangeProfile."""
     if profile is None:
         return None, ""
-    from fixedqmc.sweep.profile import RangeProfile
     if not isinstance(profile, RangeProfile):
         data = profile
         if not isinstance(profile, dict):

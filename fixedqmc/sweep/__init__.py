@@ -1,6 +1,6 @@
 """Bit-width sweeps: range profiles, paired and full estimates, local and Dask execution."""
 
-from fixedqmc.sweep.profile import RangeProfile
+from fixedqmc.qmc.profile import RangeProfile
 from fixedqmc.sweep.sweep import SweepResult, plot_sweep, sweep
 
 __all__ = ["RangeProfile", "SweepResult", "plot_sweep", "sweep"]

@@ -5,7 +5,7 @@
     single-particle moves as the input says, VMC also for DMC inputs) that keeps the
     walkers at the end of every production block as *samples* (n_blocks, n_walkers, N, 3),
     their float64 local energies, the run's energy and error, and the range profile of
-    every kernel variable on the samples (:mod:`fixedqmc.sweep.profile`).
+    every kernel variable on the samples (:mod:`fixedqmc.qmc.profile`).
 :func:`paired_estimate`
     the local energy at the trial precision on exactly those samples: the mean of
     ``E_L(trial) - E_L(float64)`` and its error (the *paired* error, far below either
@@ -43,7 +43,7 @@ from fixedqmc.qmc.estimators import reblock
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import run_vmc, start_vmc
 from fixedqmc.run.runner import build_system, vmc_settings
-from fixedqmc.sweep.profile import RangeProfile
+from fixedqmc.qmc.profile import RangeProfile
 
 
 def _start(config: dict, system):

@@ -4,7 +4,7 @@ tolerance?  (Seed 001, Table 1 and Sec. 4; HAQMC's accuracy study, seed 002.)
 :func:`sweep` runs, for every kernel set (one kernel, a group of kernels joined by ``+``
 such as seed 001's FPGA data path ``distance+exp+contraction+orbitals+derivatives``, or
 ``all`` of them) and every width W, the system with that set at ``fixed:W`` (formats from
-the float64 range profile, :mod:`fixedqmc.sweep.profile`) and every other kernel at
+the float64 range profile, :mod:`fixedqmc.qmc.profile`) and every other kernel at
 float64, plus a ``float32`` row per kernel set, and estimates the energy change
 (:mod:`fixedqmc.sweep.estimates`):
 
@@ -329,7 +329,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
     ``profile``: size every point's formats from this range profile (a
-    :class:`~fixedqmc.sweep.profile.RangeProfile`, or the folder of a finished sweep, whose
+    :class:`~fixedqmc.qmc.profile.RangeProfile`, or the folder of a finished sweep, whose
     ``answer.json`` holds its profile) instead of this sweep's own samples: one set of
     formats for several sweeps, as seed 001's Table 1 sizes its formats once for every
     walker count (and, with formats compiled in, one compilation per width).  Values of
@@ -412,7 +412,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
 
 def _profile(profile):
     """A sizing profile given as itself or as a finished sweep's folder (None: none)."""
-    from fixedqmc.sweep.profile import RangeProfile
+    from fixedqmc.qmc.profile import RangeProfile
     if profile is None or isinstance(profile, RangeProfile):
         return profile
     p = Path(profile) / "answer.json"

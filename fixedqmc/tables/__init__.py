@@ -7,7 +7,7 @@ a-priori bound; :mod:`lut_exp` is the lookup-table exponential (seed 001, Append
 or fixed point; :mod:`builtin` names the built-in pair functions and resolves user ones.
 """
 
-from fixedqmc.tables.builtin import (BUILTIN_FUNCTIONS, BuiltinFunction, builtin_names,
+from fixedqmc.tables.builtin import (BuiltinFunction, builtin_functions, builtin_names,
                                      get_builtin, resolve_function)
 from fixedqmc.tables.coeff_files import check_table, read_table, write_table
 from fixedqmc.tables.error_bounds import bin_errors, error_report, error_vs_bins
@@ -38,6 +38,6 @@ __all__ = [
     "error_vs_bins", "find_sigma", "minimax_quadratic", "quantize_table", "read_table",
     "LossyTableError", "LossyTableWarning", "QuantizationLoss", "quantization_loss",
     "write_table", "LutExp", "FixedExpSpec", "lut_exp_error", "TableEvaluator",
-    "evaluate_table", "BUILTIN_FUNCTIONS", "BuiltinFunction", "builtin_names", "get_builtin",
+    "evaluate_table", "builtin_functions", "BuiltinFunction", "builtin_names", "get_builtin",
     "resolve_function",
 ]

@@ -35,6 +35,12 @@ potential, ``max`` the maximum of psi, ``sign_change`` where the kinetic term ch
 closer pairs essentially never occur (s below s_min is clamped to the table end).  psi and
 kinetic use :data:`~fixedqmc.systems.helium.DEFAULT_PAIR_PARAMS`.
 
+Only ``lj`` lives here: the helium functions belong to the helium system
+(:mod:`fixedqmc.systems.helium.table_functions`), which registers them in the entry-point
+group :data:`GROUP`, as any installed package can register its own; their names are read
+from the package metadata, and a function's package is imported when it is first asked
+for (so tables never import a system).
+
 A user function is named ``"module:function"`` (``"package.module:object.attribute"``): a
 vectorised ``f(r)`` that :func:`resolve_function` imports.
 """
@@ -43,18 +49,22 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
 from typing import Callable
 
 import numpy as np
 
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.systems.helium import DEFAULT_PAIR_PARAMS, hfd_b, lm2m2, pair_psi, \
-    pair_psi_laplacian, sapt2
 from fixedqmc.tables.two_region import (DEFAULT_N1, DEFAULT_N_BIN, DEFAULT_N_SEG,
                                         TwoRegionTable, build_table)
 
-__all__ = ["BUILTIN_FUNCTIONS", "BuiltinFunction", "builtin_names", "defaults_table", "get_builtin",
-           "lennard_jones", "resolve_function"]
+__all__ = ["GROUP", "BuiltinFunction", "builtin_functions", "builtin_names", "defaults_table",
+           "get_builtin", "lennard_jones", "resolve_function"]
+
+#: the entry-point group in which packages (fixedqmc's helium system among them) register
+#: named table functions: ``name = "package.module:ENTRY"``, ENTRY a :class:`BuiltinFunction`
+GROUP = "fixedqmc.table_functions"
 
 
 def lennard_jones(r):
@@ -63,16 +73,6 @@ def lennard_jones(r):
     with np.errstate(divide="ignore", over="ignore"):
         r6 = r**-6.0
         return 4.0 * (r6 * r6 - r6)
-
-
-def _psi(r):
-    """exp(T2(r)) with the default pair parameters (dimensionless; r in angstrom)."""
-    return pair_psi(r, DEFAULT_PAIR_PARAMS)
-
-
-def _kinetic(r):
-    """psi'' + 2 psi'/r of the default pair factor, 1/A^2 (HAQMC Fig. 8; r in angstrom)."""
-    return pair_psi_laplacian(r, DEFAULT_PAIR_PARAMS)
 
 
 @dataclass(frozen=True)
@@ -127,43 +127,51 @@ class BuiltinFunction:
                            allow_lossy=allow_lossy)
 
 
-_POTENTIAL = dict(r_min=1.5, r_max=15.0, sigma="zero", transform=("none", "exp"), unit="K")
-_PAIR = dict(r_min=1.5, r_max=15.0, transform=("none", "none"))
+#: the table functions of this module itself (the others come through :data:`GROUP`)
+_OWN = {"lj": BuiltinFunction("lj", lennard_jones, r_min=0.9, r_max=4.0, sigma="zero",
+                              transform=("none", "exp"), unit="1",
+                              doc="Lennard-Jones 4(r^-12 - r^-6), dimensionless test function")}
 
-BUILTIN_FUNCTIONS: dict[str, BuiltinFunction] = {
-    b.name: b for b in (
-        BuiltinFunction("sapt2", sapt2, doc="SAPT2 He-He potential (Janzen & Aziz 1997)",
-                        **_POTENTIAL),
-        BuiltinFunction("hfd-b", hfd_b, doc="HFD-B(HE) He-He potential (Aziz et al. 1987)",
-                        **_POTENTIAL),
-        BuiltinFunction("lm2m2", lm2m2, doc="LM2M2 He-He potential (Aziz & Slaman 1991)",
-                        **_POTENTIAL),
-        BuiltinFunction("psi", _psi, sigma="max", unit="1",
-                        doc="pair trial function exp(T2(r)), default parameters", **_PAIR),
-        BuiltinFunction("kinetic", _kinetic, sigma="sign_change", unit="1/A^2",
-                        doc="psi'' + 2 psi'/r of the pair factor (HAQMC Fig. 8)", **_PAIR),
-        BuiltinFunction("lj", lennard_jones, r_min=0.9, r_max=4.0, sigma="zero",
-                        transform=("none", "exp"), unit="1",
-                        doc="Lennard-Jones 4(r^-12 - r^-6), dimensionless test function"),
-    )
-}
+
+@lru_cache(maxsize=1)
+def _registered() -> dict:
+    """The entry points of :data:`GROUP` by name (package metadata only: nothing is
+    imported until a function is asked for)."""
+    return {ep.name: ep for ep in metadata.entry_points(group=GROUP)}
 
 
 def builtin_names() -> list[str]:
-    """Names of the built-in functions."""
-    return list(BUILTIN_FUNCTIONS)
+    """Names of the built-in functions: the registered ones (sorted), then this module's
+    own."""
+    return list(dict.fromkeys([*sorted(_registered()), *_OWN]))
 
 
 def get_builtin(name: str) -> BuiltinFunction:
-    """The built-in entry ``name`` (case-insensitive); a :class:`FixedQMCError` listing the
-    allowed names otherwise."""
-    if isinstance(name, str):
-        entry = BUILTIN_FUNCTIONS.get(name.strip().lower())
-        if entry is not None:
-            return entry
+    """The built-in entry ``name`` (case-insensitive; a registered one is imported on first
+    use); a :class:`FixedQMCError` listing the allowed names otherwise."""
+    key = name.strip().lower() if isinstance(name, str) else None
+    if key in _OWN:
+        return _OWN[key]
+    if key in _registered():
+        return _load(key)
     raise FixedQMCError(f"unknown table function {name!r}; allowed: "
                         f"{', '.join(builtin_names())}, or 'module:function' for your own "
                         "vectorised f(r)")
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> BuiltinFunction:
+    ep = _registered()[name]
+    entry = ep.load()
+    if not isinstance(entry, BuiltinFunction) or entry.name != name:
+        raise FixedQMCError(f"table function {name!r} registered as {ep.value!r} is not a "
+                            f"fixedqmc.tables.builtin.BuiltinFunction named {name!r}")
+    return entry
+
+
+def builtin_functions() -> dict[str, BuiltinFunction]:
+    """Every built-in entry by name (imports the packages that register them)."""
+    return {name: get_builtin(name) for name in builtin_names()}
 
 
 def resolve_function(spec: str) -> Callable:
@@ -208,5 +216,5 @@ def defaults_table() -> str:
     """One line per built-in: name, unit, r range, sigma rule, transforms (for help texts)."""
     return "\n".join(f"{b.name:<8} {b.unit:<6} r in [{b.r_min:g}, {b.r_max:g}] A, sigma "
                      f"{b.sigma}, transform {','.join(b.transform)}: {b.doc}"
-                     for b in BUILTIN_FUNCTIONS.values())
+                     for b in builtin_functions().values())
 

@@ -3,6 +3,7 @@
 ::
 
     fixedqmc tables generate --function sapt2 --coef-format Q1.30 --out tables/sapt2
+    fixedqmc tables functions      the built-in functions and their defaults
     fixedqmc tables check tables/sapt2 --function sapt2 --tolerance 1e-3
     fixedqmc tables eval tables/sapt2 --s 7.0 9.0 25.0 --precision fixed:32
     fixedqmc lutexp --chunk-bits 12,11,11 --residual linear --x-min -20 --x-max 5
@@ -40,8 +41,7 @@ import pandas as pd
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.qformat import QFormat
-from fixedqmc.tables.builtin import BUILTIN_FUNCTIONS, defaults_table, get_builtin, \
-    resolve_function
+from fixedqmc.tables.builtin import builtin_names, get_builtin, resolve_function
 from fixedqmc.tables.two_region import (DEFAULT_N1, DEFAULT_N_BIN, DEFAULT_N_SEG, SIGMA_RULES,
                                         TRANSFORMS, LossyTableError, LossyTableWarning,
                                         TableError, check_power_of_two, check_segments)
@@ -247,6 +247,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+# ------------------------------------------------------------------ tables functions --
+def cmd_functions(args: argparse.Namespace) -> int:
+    from fixedqmc.tables.builtin import defaults_table
+
+    print("built-in table functions (name, unit of f, default r range, sigma rule, "
+          "transforms per region):")
+    print(defaults_table())
+    return 0
+
+
 # ----------------------------------------------------------------------- tables eval --
 def cmd_eval(args: argparse.Namespace) -> int:
     from fixedqmc.numerics.overflow import OverflowLog
@@ -346,10 +356,10 @@ def add_table_commands(sub) -> None:
         formatter_class=fmt,
         description="Build a two-region table of a function and write the coefficient files "
                     "(fa.dat ... fcII.dat, table.json, .hex ROM images with --coef-format), "
-                    "then print the error report.\n\nbuilt-in functions (defaults):\n"
-                    + defaults_table())
+                    "then print the error report.\n\nbuilt-in functions: "
+                    + ", ".join(builtin_names()) + " (their defaults: fixedqmc tables functions)")
     gen.add_argument("--function", required=True, metavar="NAME|module:func",
-                     help=f"built-in ({', '.join(BUILTIN_FUNCTIONS)}) or your vectorised f(r) "
+                     help=f"built-in ({', '.join(builtin_names())}) or your vectorised f(r) "
                           "as module:function")
     gen.add_argument("--r-min", type=float, help="table start in r (angstrom)")
     gen.add_argument("--r-max", type=float, help="table end in r (angstrom)")
@@ -390,6 +400,10 @@ def add_table_commands(sub) -> None:
                      help="largest allowed max_abs_err (f units); without --function the "
                           "largest allowed max_jump between bins")
     chk.set_defaults(func=cmd_check)
+
+    fun = actions.add_parser("functions", help="list the built-in table functions and their "
+                             "defaults")
+    fun.set_defaults(func=cmd_functions)
 
     ev = actions.add_parser("eval", help="evaluate a table at given points",
                             description="Evaluate a table folder with the compiled kernel.")

@@ -100,7 +100,6 @@ import math
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -109,6 +108,7 @@ from numba import njit, prange
 from fixedqmc.errors import (FixedOverflowError, FixedQMCError, FormatError,
                              PrecisionSpecError)
 from fixedqmc.numerics import fixed as F
+from fixedqmc.numerics.exp2_tables import const_raw, exp2_table_raw
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.overflow import OverflowLog, default_log
@@ -133,77 +133,6 @@ LN2 = 0.6931471805599453  # float64 nearest to ln(2)
 
 _NEAREST = ("half_up", "half_away", "half_even")
 _FLOAT_PRECISIONS = ("float64", "float32")
-
-
-# ----------------------------------------------------------------- exact constants --
-def _round_nearest(num: int, shift: int) -> int:
-    """round(num / 2**shift), ties up (callers only use it on intervals excluding ties)."""
-    if shift <= 0:
-        return num << -shift
-    return (num + (1 << (shift - 1))) >> shift
-
-
-def _digits(bits: int) -> int:
-    return int(bits * 0.30103) + 12
-
-
-def _exp2_decimal(q: Fraction, bits: int) -> Decimal:
-    """2**q to a relative accuracy far below 2**-bits (Decimal exp/ln are correctly rounded)."""
-    with localcontext() as ctx:
-        ctx.prec = _digits(bits + 16)
-        return ((Decimal(q.numerator) / Decimal(q.denominator)) * Decimal(2).ln()).exp()
-
-
-def _exp2_round(j: int, cum_bits: int, frac_bits: int) -> int:
-    """round_to_nearest(2**(j 2**-cum_bits) * 2**frac_bits), decided on a certified interval."""
-    if j == 0:
-        return 1 << frac_bits
-    bits = frac_bits + 64
-    while True:
-        d = _exp2_decimal(Fraction(j, 1 << cum_bits), bits)
-        with localcontext() as ctx:
-            ctx.prec = _digits(bits + 16)
-            mid = int(d * (Decimal(2) ** bits))
-        lo = _round_nearest(mid - 4, bits - frac_bits)
-        hi = _round_nearest(mid + 4, bits - frac_bits)
-        if lo == hi:
-            return lo
-        bits *= 2  # 2**q is irrational for 0 < q < 1: more digits always decide
-
-
-@lru_cache(maxsize=None)
-def _exp2_table_raw(cum_bits: int, bits: int, frac_bits: int) -> tuple:
-    """Nearest integers to ``2**(j 2**-cum_bits) * 2**frac_bits`` for ``j < 2**bits``.
-
-    Exact: a lower and an upper bound of each value are carried with ``P``-bit integers
-    (``T[j] = T[j-1] * T[1]`` rounded down and up); where the two bounds round differently
-    (in practice never) the entry is recomputed with :func:`_exp2_round`.
-    """
-    n = 1 << bits
-    P = frac_bits + bits + 64
-    with localcontext() as ctx:
-        ctx.prec = _digits(P + 16)
-        mid = int(_exp2_decimal(Fraction(1, 1 << cum_bits), P) * (Decimal(2) ** P))
-    blo, bhi = mid - 2, mid + 2
-    lo = hi = 1 << P
-    sh = P - frac_bits
-    out = [1 << frac_bits] * n
-    for j in range(1, n):
-        lo = (lo * blo) >> P
-        hi = -((-hi * bhi) >> P)
-        a, b = _round_nearest(lo, sh), _round_nearest(hi, sh)
-        out[j] = a if a == b else _exp2_round(j, cum_bits, frac_bits)
-    return tuple(out)
-
-
-@lru_cache(maxsize=None)
-def _const_raw(name: str, frac_bits: int) -> int:
-    """Nearest integer to ``c * 2**frac_bits`` for c = log2(e) or ln(2)."""
-    with localcontext() as ctx:
-        ctx.prec = _digits(frac_bits + 64)
-        ln2 = Decimal(2).ln()
-        c = 1 / ln2 if name == "log2e" else ln2
-        return int((c * (Decimal(2) ** frac_bits)).to_integral_value())
 
 
 def _quantum(fmt: QFormat, rounding: str) -> float:
@@ -450,7 +379,7 @@ class LutExp:
 
     # -- tables -------------------------------------------------------------------------
     def _raw_tables(self, frac_bits: int) -> list:
-        return [_exp2_table_raw(c, b, frac_bits)
+        return [exp2_table_raw(c, b, frac_bits)
                 for c, b in zip(self.cumulative_bits, self.chunk_bits)]
 
     def fixed_tables(self, fmt) -> list:
@@ -617,10 +546,10 @@ class LutExp:
         key = ("plan", r.x, r.log2e, r.y, r.table, r.product, r.result, r.rounding, r.overflow)
         if key in self._cache:
             return self._cache[key]
-        Fixed.from_raw(np.array([_const_raw("log2e", r.log2e.frac_bits)], np.uint64),
+        Fixed.from_raw(np.array([const_raw("log2e", r.log2e.frac_bits)], np.uint64),
                        r.log2e)  # log2(e) must fit its format
-        log2e, log2e_frac = LF.reduced(_const_raw("log2e", r.log2e.frac_bits), r.log2e.frac_bits)
-        ln2, ln2_frac = LF.reduced(_const_raw("ln2", 64), 64)
+        log2e, log2e_frac = LF.reduced(const_raw("log2e", r.log2e.frac_bits), r.log2e.frac_bits)
+        ln2, ln2_frac = LF.reduced(const_raw("ln2", 64), 64)
         consts = np.array([log2e, log2e_frac, ln2, ln2_frac, 1 << r.table.frac_bits],
                           np.uint64).view(np.int64)
         tables = self.fixed_tables(r.table)
@@ -760,7 +689,7 @@ class LutExp:
             bound = np.where(y < y_min + 1e-6, np.maximum(bound, 1.0), bound)
             return np.where(y > y_max - 1e-6, np.inf, bound)
         dx = np.zeros_like(ax) if exact_input else np.full_like(ax, _quantum(prec.x, prec.rounding))
-        lq = Fraction(_const_raw("log2e", prec.log2e.frac_bits), 1 << prec.log2e.frac_bits)
+        lq = Fraction(const_raw("log2e", prec.log2e.frac_bits), 1 << prec.log2e.frac_bits)
         dl = abs(float(lq - _LOG2E_EXACT))
         dy = (ax + dx) * dl + _quantum(prec.y, prec.rounding)
         with np.errstate(over="ignore"):
@@ -772,7 +701,7 @@ class LutExp:
         return np.where(too_big, np.inf, bound)
 
 
-_LOG2E_EXACT = Fraction(_const_raw("log2e", 160), 1 << 160)
+_LOG2E_EXACT = Fraction(const_raw("log2e", 160), 1 << 160)
 
 
 def _check_table_format(fmt: QFormat, what: str) -> None:

@@ -29,7 +29,8 @@ from fixedqmc.numerics.modes import ROUNDING_MODES
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.tables import lut_exp_fixed as LF
-from fixedqmc.tables.lut_exp import LN2, LOG2E, FixedExpSpec, LutExp, _const_raw, lut_exp_error
+from fixedqmc.numerics.exp2_tables import const_raw
+from fixedqmc.tables.lut_exp import LN2, LOG2E, FixedExpSpec, LutExp, lut_exp_error
 
 _spec = importlib.util.spec_from_file_location("_fixedqmc_reference",
                                                Path(__file__).resolve().parents[1] / "reference.py")
@@ -124,7 +125,7 @@ def fixed_array_reference(lut: LutExp, x, spec, log):
         xq = Fixed.from_float(x, r.x, name="lut_exp.x", seed=r.seed, **kw)
     shape = xq.shape
     xq = xq.reshape(-1)
-    L = Fixed.from_raw(np.array([_const_raw("log2e", r.log2e.frac_bits)], np.uint64), r.log2e)
+    L = Fixed.from_raw(np.array([const_raw("log2e", r.log2e.frac_bits)], np.uint64), r.log2e)
     y = F.mul(xq, L, r.y, name="lut_exp.y", seed=r.seed + 1, **kw)
     fy = r.y.frac_bits
     if r.y.signed:
@@ -142,7 +143,7 @@ def fixed_array_reference(lut: LutExp, x, spec, log):
     if lut.residual == "linear":
         res_fmt = QFormat(False, 0, fy)
         rr = Fixed.from_raw(yf & np.int64((1 << (fy - lut.total_bits)) - 1), res_fmt)
-        ln2 = Fixed.from_raw(np.array([_const_raw("ln2", 64)], np.uint64), "UQ0.64")
+        ln2 = Fixed.from_raw(np.array([const_raw("ln2", 64)], np.uint64), "UQ0.64")
         t = F.mul(rr, ln2, "UQ0.64", name="lut_exp.residual", seed=r.seed + 20, **kw)
         one = Fixed.from_raw(np.array([1 << r.table.frac_bits], np.uint64), r.table)
         corr = F.add(one, t, r.table, name="lut_exp.correction", seed=r.seed + 21, **kw)
@@ -674,3 +675,12 @@ def test_error_report_fields():
     terms = LutExp().error_terms("float64")
     assert set(terms) == {"tables", "products", "correction", "residual"}
     assert terms["residual"] == (LN2 * 2.0 ** -34) ** 2 / 2
+
+
+def test_the_kernels_exp_words_are_the_seeds_lut_tables():
+    """numerics' compiled exp takes its words from numerics.exp2_tables; they are the
+    tables of the seed's LUT exponential (12, 11, 11 chunk bits) in UQ1.62."""
+    from fixedqmc.numerics import transcendental as T
+    lut = LutExp(chunk_bits=T.EXP_CHUNK_BITS, residual="linear")
+    words = np.concatenate([t.raw for t in lut.fixed_tables("UQ1.62")]).astype(np.int64)
+    assert np.array_equal(T._EXP_TABLES, words) and T._EXP_TABLES.dtype == np.int64

@@ -182,7 +182,8 @@ def test_lutexp_report_and_tolerance(capsys):
 
 # ---------------------------------------------------------------------- bad input ---
 @pytest.mark.parametrize("args, message", [
-    (["--function", "nosuch"], "--function: unknown table function 'nosuch'; allowed: sapt2"),
+    (["--function", "nosuch"], "--function: unknown table function 'nosuch'; allowed: "
+                               "hfd-b, kinetic, lm2m2, psi, sapt2, lj"),
     (["--function", "no_such_module_xyz:f", "--r-min", "1", "--r-max", "2"],
      "module 'no_such_module_xyz' not found"),
     (["--function", "fixedqmc.tables.builtin:nothing"], "has no attribute 'nothing'"),
@@ -228,7 +229,25 @@ def test_resolve_function():
                       ("", "built-in name")]:
         with pytest.raises(FixedQMCError, match=msg):
             resolve_function(spec)
-    assert builtin_names() == ["sapt2", "hfd-b", "lm2m2", "psi", "kinetic", "lj"]
+    assert builtin_names() == ["hfd-b", "kinetic", "lm2m2", "psi", "sapt2", "lj"]
+
+
+def test_table_functions_of_a_system_are_registered_not_imported(capsys):
+    """The helium functions come through the entry-point group: tables list them without
+    importing the helium system, which is imported when one is used."""
+    import subprocess
+    import sys
+    code = ("import sys; from fixedqmc.tables.builtin import builtin_names; "
+            "names = builtin_names(); "
+            "print(names, any(m.startswith('fixedqmc.systems') for m in sys.modules)); "
+            "from fixedqmc.tables.builtin import get_builtin; get_builtin('sapt2'); "
+            "print('fixedqmc.systems.helium' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[0].endswith("'sapt2', 'lj'] False") and out[1] == "True"
+    assert main(["tables", "functions"]) == 0
+    listed = capsys.readouterr().out
+    assert "sapt2    K      r in [1.5, 15] A, sigma zero, transform none,exp" in listed
 
 
 # ---------------------------------------------------------------------- benchmarks --

@@ -32,7 +32,7 @@ given): per-pair values over the whole table; sums over pairs assume no pair clo
 the core radius (where psi**2 < exp(-40), :meth:`HeliumCluster.core_radius`) and, for the
 short-range sums (V, L, grad), at most ``NEIGHBOURS`` = 16 close pairs per atom; the sum of
 T2 counts every pair.  Values outside a declared range saturate and are counted.  A range
-profile (``ranges=``, :mod:`fixedqmc.sweep.profile`) gives far tighter formats.
+profile (``ranges=``, :mod:`fixedqmc.qmc.profile`) gives far tighter formats.
 """
 
 from __future__ import annotations

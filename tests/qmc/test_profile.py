@@ -6,7 +6,7 @@ import numpy as np
 
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet, host_stats
-from fixedqmc.sweep.profile import RangeProfile
+from fixedqmc.qmc.profile import RangeProfile
 
 
 def test_a_variable_covers_operation_results_and_its_inputs(monkeypatch):

@@ -59,3 +59,18 @@ def random_charges(rng, n, neutral):
     elif q.sum() == 0:
         q[-1] += 1.0
     return q
+
+
+@st.composite
+def damaged_bytes(draw, blob: bytes, max_flips: int = 3):
+    """``blob`` truncated at a drawn length (the whole of it included) with up to
+    ``max_flips`` bytes of what is left XOR-ed with nonzero masks: a file cut short by a
+    crash or altered on disk."""
+    cut = draw(st.integers(0, len(blob)), label="cut")
+    flips = draw(st.lists(st.tuples(st.integers(0, max(len(blob) - 1, 0)),
+                                    st.integers(1, 255)), max_size=max_flips), label="flips")
+    damaged = bytearray(blob[:cut])
+    for i, mask in flips:
+        if i < cut:
+            damaged[i] ^= mask
+    return bytes(damaged)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import damaged_bytes
 
 from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
@@ -98,15 +99,10 @@ def interrupted(tmp_path_factory):
 def test_a_truncated_or_flipped_checkpoint_resumes_to_the_same_bits_or_is_named(
         interrupted, tmp_path, data):
     trace, blob = interrupted
-    cut = data.draw(st.integers(0, len(blob)), label="cut")
-    flip = data.draw(st.none() | st.tuples(st.integers(0, len(blob) - 1),
-                                           st.integers(1, 255)), label="flip")
-    damaged = bytearray(blob[:cut])
-    if flip is not None and flip[0] < cut:
-        damaged[flip[0]] ^= flip[1]
+    damaged = data.draw(damaged_bytes(blob, max_flips=1))
     out = tmp_path / f"d{len(list(tmp_path.iterdir()))}"
     out.mkdir()
-    (out / "checkpoint.pkl").write_bytes(bytes(damaged))
+    (out / "checkpoint.pkl").write_bytes(damaged)
     try:
         res = run(overrides={**SMALL, "output": str(out)}, progress=False)
     except FixedQMCError as exc:

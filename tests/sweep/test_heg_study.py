@@ -2,25 +2,21 @@
 the rows and columns the README describes, float64 against float64 is exact, and narrow
 fixed point and float32 really change the energy."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-STUDY = Path(__file__).resolve().parents[2] / "studies" / "heg_precision" / "study.py"
+from tests.sweep.studies import load_study
+
 TINY = {"walkers": 8, "blocks": 3, "equil_blocks": 2, "steps_per_block": 2}
 KERNELS = ("all", "ewald_real", "orbitals")
 
 
 @pytest.fixture(scope="module")
 def study():
-    spec = importlib.util.spec_from_file_location("heg_precision_study", STUDY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_study("heg_precision")
 
 
 @pytest.fixture(scope="module")

@@ -1,26 +1,21 @@
 """The helium bit-width study (studies/helium_bitwidth/study.py): its printed table has, in
 every cell, a width or the stated reason why there is none."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from fixedqmc.sweep import sweep
+from tests.sweep.studies import load_study
 
-STUDY = Path(__file__).resolve().parents[2] / "studies" / "helium_bitwidth" / "study.py"
 TINY = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
         "method": {"walkers": 10, "blocks": 6, "equil_blocks": 2, "steps_per_block": 4}}
 
 
 @pytest.fixture(scope="module")
 def study():
-    spec = importlib.util.spec_from_file_location("helium_bitwidth_study", STUDY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_study("helium_bitwidth")
 
 
 def test_every_cell_has_a_width_or_a_reason(study, tmp_path):

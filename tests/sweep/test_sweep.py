@@ -351,3 +351,56 @@ def test_the_full_difference_pairs_walkers_that_share_random_numbers(small_sweep
     assert 0 < fixed["full_diff_error"] < 1e-3 * fixed["full_diff_independent_error"]
     assert fixed["full_diff_independent_error"] == pytest.approx(np.hypot(
         fixed["full_error"], ref.error))
+
+
+@pytest.mark.slow  # a scheduler and a worker process of their own: about 20 s
+def test_a_sweep_whose_only_dask_worker_is_killed_stops_clearly(small_sweep, tmp_path):
+    """The fault as a user meets it: a scheduler and one worker (no nanny) on this
+    machine, the worker killed with SIGKILL while points are to do. The sweep goes on
+    reporting, stops after --worker-wait with the scheduler's address, and the same
+    command without the cluster resumes to the same table."""
+    import json as json_
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    pytest.importorskip("distributed")
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    info = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", "0",
+                                  "--scheduler-file", str(info), "--no-dashboard"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        for _ in range(300):
+            if info.exists() and info.stat().st_size:
+                break
+            time.sleep(0.1)
+        address = json_.loads(info.read_text())["address"]
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                   address, "--nthreads", "1", "--no-nanny",
+                                   "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        folder = _copy(small_sweep, tmp_path)
+        for p in sorted((folder / "points").glob("*.json"))[::2]:
+            p.unlink()
+        from distributed import Client
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(1, timeout=60)
+            killer = threading.Timer(1.0, os.kill, (worker.pid, signal.SIGKILL))
+            killer.start()
+            with pytest.raises(FixedQMCError, match=f"Dask scheduler at {address} has had "
+                                                    "no worker.*points of the sweep are "
+                                                    "finished and saved"):
+                _resume(folder, client=client, worker_wait=2.0, progress=False)
+            killer.join()
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+    res = _resume(folder, progress=False)
+    pd.testing.assert_frame_equal(res.table[POINT_COLS], small_sweep.table[POINT_COLS],
+                                  check_exact=True)

@@ -17,7 +17,10 @@ output variable id ``v`` (a compile-time integer).  One kernel source serves eve
 * run-time formats with float64 (or profiled) variables: the float64 operation, rounded into
   v's format if v is fixed (and recorded if v is profiled).
 
-Semantics, special cases and bounds: ``docs/kernel_operations.md``.
+Built on the operation core :mod:`fixedqmc.numerics.kernel_core`, like the operations that
+:mod:`fixedqmc.numerics.kernel` exports (the binary ones through its one factory,
+:func:`~fixedqmc.numerics.kernel_core.binary_overload`).  Semantics, special cases and
+bounds: ``docs/kernel_operations.md``.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ from numba.extending import intrinsic, overload
 from fixedqmc.numerics import exact_ops as X
 from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.float_exp import exp32, exp64
-from fixedqmc.numerics.kernel import (_count, _emit, _flag_of, _fmt, _is_fixed, _is_runtime,
-                                      _random, _rbits, _rt_float_to, _rt_value, _stub, _var)
+from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
+                                           emit_result, flag_of, format_row, is_fixed_context,
+                                           is_runtime_context, operation_stub, rounding_bits,
+                                           runtime_float_into, runtime_format, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
 
 __all__ = ["div", "recip", "sqrt", "rsqrt", "exp", "cos_turns", "sin_turns", "cos", "sin",
@@ -109,40 +114,41 @@ _f64_binary = _dispatch(_F64_BINARY, 2)
 def _rt_unary(op, e, ra, va, vo):
     """Run-time-format unary operation ``op`` (index into ``_UNARY``): one compiled routine
     for every format; float64 operand or output: the float64 operation."""
-    sa, wa, fa, _, _ = _fmt(e, va)
-    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    sa, wa, fa, _, _ = runtime_format(e, va)
+    so, wo, fo, rnd, ovf = runtime_format(e, vo)
     if wa <= 0 or wo <= 0:
-        x = _f64_unary(op, _rt_value(ra, sa, wa, fa))
-        return _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf)
-    r, ev = _raw_unary(op, ra, sa, wa, fa, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
-    _count(e, ev, vo)
+        x = _f64_unary(op, runtime_value(ra, sa, wa, fa))
+        return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)
+    r, ev = _raw_unary(op, ra, sa, wa, fa, so, wo, fo, rnd, ovf, rounding_bits(e, vo, rnd))
+    count_event(e, ev, vo)
     return r
 
 
 @njit(nogil=True, cache=True)
 def _rt_binary(op, e, ra, va, rb, vb, vo):
     """Run-time-format binary operation ``op`` (index into ``_BINARY``)."""
-    sa, wa, fa, _, _ = _fmt(e, va)
-    sb, wb, fb, _, _ = _fmt(e, vb)
-    so, wo, fo, rnd, ovf = _fmt(e, vo)
+    sa, wa, fa, _, _ = runtime_format(e, va)
+    sb, wb, fb, _, _ = runtime_format(e, vb)
+    so, wo, fo, rnd, ovf = runtime_format(e, vo)
     if wa <= 0 or wb <= 0 or wo <= 0:
-        x = _f64_binary(op, _rt_value(ra, sa, wa, fa), _rt_value(rb, sb, wb, fb))
-        return _rt_float_to(e, x, vo, so, wo, fo, rnd, ovf)
-    r, ev = _raw_binary(op, ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf, _rbits(e, vo, rnd))
-    _count(e, ev, vo)
+        x = _f64_binary(op, runtime_value(ra, sa, wa, fa), runtime_value(rb, sb, wb, fb))
+        return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)
+    r, ev = _raw_binary(op, ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf,
+                        rounding_bits(e, vo, rnd))
+    count_event(e, ev, vo)
     return r
 
 
 def _unary_overload(name, opcode, raw_op, float_maker):
     def ol(e, x, v):
-        if not _is_fixed(e):
+        if not is_fixed_context(e):
             f = njit(float_maker(e), nogil=True)
             return lambda e, x, v: f(x)
-        if _is_runtime(e):
+        if is_runtime_context(e):
             return lambda e, x, v: (_rt_unary(opcode, e, x[0], np.int64(x[1]), np.int64(v)), v)
         table = e.types[0].table
-        sa, wa, fa, _, _ = _var(table, x.types[1], f"{name} (operand)")
-        so, wo, fo, rnd, ovf = _var(table, v, name)
+        sa, wa, fa, _, _ = format_row(table, x.types[1], f"{name} (operand)")
+        so, wo, fo, rnd, ovf = format_row(table, v, name)
         sa, so, stochastic = sa != 0, so != 0, rnd == STOCHASTIC
         op = _NARROW[name](sa, wa, fa, so, wo, fo, rnd, ovf) if name in _NARROW else None
         if op is None:
@@ -150,35 +156,20 @@ def _unary_overload(name, opcode, raw_op, float_maker):
                       nogil=True)
 
         def impl(e, x, v):
-            rb = _random(e, v) if stochastic else np.uint64(0)
+            rb = element_random_bits(e, v) if stochastic else np.uint64(0)
             r, ev = op(x[0], rb)
-            return _emit(e, r, ev, v, _flag_of(x))
+            return emit_result(e, r, ev, v, flag_of(x))
         return impl
     return ol
 
 
-def _binary_overload(name, opcode, raw_op, float_maker):
-    def ol(e, x, y, v):
-        if not _is_fixed(e):
-            f = njit(float_maker(e), nogil=True)
-            return lambda e, x, y, v: f(x, y)
-        if _is_runtime(e):
-            return lambda e, x, y, v: (_rt_binary(opcode, e, x[0], np.int64(x[1]), y[0],
-                                                  np.int64(y[1]), np.int64(v)), v)
-        table = e.types[0].table
-        sa, _, fa, _, _ = _var(table, x.types[1], f"{name} (first operand)")
-        sb, _, fb, _, _ = _var(table, y.types[1], f"{name} (second operand)")
-        so, wo, fo, rnd, ovf = _var(table, v, name)
-        sa, sb, so, stochastic = sa != 0, sb != 0, so != 0, rnd == STOCHASTIC
-        op = njit(lambda ra, rb, rbits: raw_op(ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf,
-                                               rbits), nogil=True)
-
-        def impl(e, x, y, v):
-            rb = _random(e, v) if stochastic else np.uint64(0)
-            r, ev = op(x[0], y[0], rb)
-            return _emit(e, r, ev, v, _flag_of(x) | _flag_of(y))
-        return impl
-    return ol
+def _float_binary(float_maker):
+    """The float implementation of a binary operation: ``float_maker(dt)`` compiled for the
+    context's float type dt and called on x and y."""
+    def float_impl(dt):
+        f = njit(float_maker(dt), nogil=True)
+        return lambda e, x, y, v: f(x, y)
+    return float_impl
 
 
 _DOCS = {
@@ -208,19 +199,20 @@ _DOCS = {
 }
 
 
-def _define(name, factory, opcode, raw_op, maker):
-    op = _stub(name)
+def _define(name, ol):
+    op = operation_stub(name)
     op.__doc__ = _DOCS[name]
-    overload(op, prefer_literal=True)(factory(name, opcode, raw_op, maker))
+    overload(op, prefer_literal=True)(ol)
     return op
 
 
 for _i, (_name, (_raw, _maker)) in enumerate(_UNARY.items()):
-    globals()[_name] = _define(_name, _unary_overload, _i, _raw, _maker)
+    globals()[_name] = _define(_name, _unary_overload(_name, _i, _raw, _maker))
 for _i, (_name, (_raw, _maker)) in enumerate(_BINARY.items()):
-    globals()[_name] = _define(_name, _binary_overload, _i, _raw, _maker)
+    globals()[_name] = _define(_name, binary_overload(_name, _i, _raw, _float_binary(_maker),
+                                                      _rt_binary))
 
-select = _stub("select")
+select = operation_stub("select")
 select.__doc__ = """``select(e, cond, x, y)``: x if cond else y (cond a bool, e.g. from
 :func:`~fixedqmc.numerics.kernel.less`), unchanged: no rounding, no event.  In fixed
 contexts x and y must be values of the same variable (convert one first otherwise); a quiet
@@ -240,13 +232,13 @@ def _llvm_select(typingctx, cond, x, y):
 @overload(select, prefer_literal=True, inline="always")
 def _select(e, cond, x, y):
     # (numba retries a failed literal typing with the literals erased: refuse that too)
-    if _is_fixed(e) and (x.types[1] != y.types[1]
-                         or not isinstance(x.types[1], types.IntegerLiteral)):
+    if is_fixed_context(e) and (x.types[1] != y.types[1]
+                                or not isinstance(x.types[1], types.IntegerLiteral)):
         raise TypingError(f"select: x and y must be values of the same kernel variable, got "
                           f"{x.types[1]} and {y.types[1]}; convert one to the other's first")
     if x != y:
         raise TypingError(f"select: x and y must be of one type, got {x} and {y}")
-    if _is_fixed(e) and not _is_runtime(e):
+    if is_fixed_context(e) and not is_runtime_context(e):
         # typed formats: select the words (and quiet flags) and rebuild the value with its
         # variable id as a constant; a selected tuple would lose the id's literal type,
         # which every further operation needs

@@ -1,0 +1,114 @@
+"""Values in and out of a kernel and their arithmetic: :func:`load`, :func:`const`,
+:func:`add`, :func:`sub`, :func:`mul` and :func:`store`, for every context kind.
+
+Float contexts: the float cast and the float operation.  Fixed contexts with formats compiled
+in: the exact operation of :mod:`~fixedqmc.numerics.quantize` rounded once into the output
+variable's format (the machine-word forms of :mod:`~fixedqmc.numerics.narrow` where the
+formats allow them), inlined at numba-IR level.  Run-time formats: one compiled routine for
+every format (``_rt_binary``).  See :mod:`fixedqmc.numerics.kernel_core`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.extending import overload
+
+from fixedqmc.numerics import narrow
+from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
+                                           emit_result, format_row, is_fixed_context,
+                                           is_quiet_context, is_runtime_context,
+                                           operation_stub, rounding_bits, runtime_float_into,
+                                           runtime_format, runtime_from_float, runtime_value)
+from fixedqmc.numerics.modes import STOCHASTIC
+
+load, const, add, sub, mul, store = map(operation_stub, ("load", "const", "add", "sub", "mul",
+                                                         "store"))
+load.__doc__ = """``load(e, x, v)``: a kernel input element x (a float, or a raw word of
+variable v's format) as a value of v."""
+const.__doc__ = """``const(e, x, v)``: the float constant x rounded once into variable v's
+format (or cast to the float type)."""
+add.__doc__ = """``add(e, x, y, v)``: x + y, exact, rounded once into variable v's format."""
+sub.__doc__ = """``sub(e, x, y, v)``: x - y, exact, rounded once into variable v's format."""
+mul.__doc__ = """``mul(e, x, y, v)``: x * y, exact, rounded once into variable v's format."""
+store.__doc__ = """``store(e, x)``: what a kernel writes to its output array for the value x:
+the float, or the raw word."""
+
+
+@overload(load, prefer_literal=True)
+def _load(e, x, v):
+    """A kernel input element: a float cast to the context's type, or a raw word of var v."""
+    if is_fixed_context(e):
+        if not is_runtime_context(e):
+            format_row(e.types[0].table, v, "load")
+        if is_quiet_context(e):
+            return lambda e, x, v: (np.int64(x), v, np.int64(0))
+        return lambda e, x, v: (np.int64(x), v)
+    dt = e
+    return lambda e, x, v: dt(x)
+
+
+@overload(const, prefer_literal=True)
+def _const(e, x, v):
+    """A float constant rounded into variable v's format (or cast to the float type)."""
+    if is_fixed_context(e) and is_runtime_context(e):
+        return lambda e, x, v: (runtime_from_float(e, np.float64(x), np.int64(v)), v)
+    if is_fixed_context(e):
+        so, wo, fo, rnd, ovf = format_row(e.types[0].table, v, "const")
+        so = so != 0
+        stochastic = rnd == STOCHASTIC
+
+        def impl(e, x, v):
+            rb = element_random_bits(e, v) if stochastic else np.uint64(0)
+            r, ev = Q.from_float_raw(np.float64(x), so, wo, fo, rnd, ovf, rb)
+            return emit_result(e, r, ev, v, np.int64(0))
+        return impl
+    dt = e
+    return lambda e, x, v: dt(x)
+
+
+@njit(nogil=True, cache=True)
+def _rt_binary(op, e, ra, va, rb_, vb, vo):
+    """Run-time-format add (op 0), sub (1) or mul (2): one compiled routine for every format.
+
+    Fixed operands and output: the exact operation rounded once.  A float64 output (format
+    row of zeros): the operation in float64 on the operands' values.  A float64 operand
+    and a fixed output: the float64 result rounded once into the output format."""
+    sa, wa, fa, _, _ = runtime_format(e, va)
+    sb, wb, fb, _, _ = runtime_format(e, vb)
+    so, wo, fo, rnd, ovf = runtime_format(e, vo)
+    if wo <= 0 or wa <= 0 or wb <= 0:
+        a = runtime_value(ra, sa, wa, fa)
+        b = runtime_value(rb_, sb, wb, fb)
+        x = a + b if op == 0 else (a - b if op == 1 else a * b)
+        return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)
+    rbits = rounding_bits(e, vo, rnd)
+    if op == 0:
+        r, ev = Q.add_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
+    elif op == 1:
+        r, ev = Q.sub_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
+    else:
+        r, ev = Q.mul_raw(ra, sa, fa, rb_, sb, fb, so, wo, fo, rnd, ovf, rbits)
+    count_event(e, ev, vo)
+    return r
+
+
+# (operation, exact raw operation, float implementation for a float type)
+_ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y),
+          (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y),
+          (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y))
+
+# inlined at numba-IR level: each fixed operation would otherwise be a real call
+for _code, (_op, _raw, _float) in enumerate(_ARITH):
+    overload(_op, prefer_literal=True, inline="always")(
+        binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
+                        narrow_op=narrow.binary, inline_general=True))
+
+
+@overload(store)
+def _store(e, x):
+    """What a kernel writes to its output array: the float, or the raw word."""
+    if is_fixed_context(e):
+        return lambda e, x: x[0]
+    return lambda e, x: x

@@ -11,40 +11,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fixedqmc"
 
-#: (importing file relative to the package, source module, private name) -> why it stays.
-#: Entries are private helpers shared within one system, outside the numerics work that
-#: brought this test; each goes once the helper is made public in its own module.
-ALLOWED = {
-    ("systems/helium/dimer.py", "fixedqmc.systems.helium.trial", "_resolve_potential"):
-        "the dimer resolves a potential (name or callable) as the trial does; helium's to "
-        "make public",
-    ("systems/periodic/evaluator.py", "fixedqmc.systems.periodic.ewald", "_charges"):
-        "the charge check of the float Ewald sums, shared by the kernel evaluator; "
-        "periodic's to make public",
-    ("systems/periodic/evaluator.py", "fixedqmc.systems.periodic.ewald", "_walkers"):
-        "the walker-position check of the float Ewald sums, shared by the kernel evaluator; "
-        "periodic's to make public",
-    ("systems/periodic/ewald_slab.py", "fixedqmc.systems.periodic.ewald", "_charges"):
-        "the charge check of the 3D Ewald sums, shared by the slab sums; periodic's to make "
-        "public",
-    ("systems/periodic/jastrow_eval.py", "fixedqmc.systems.periodic.jastrow", "_positions"):
-        "the position check of the float Jastrow, shared by the kernel evaluator; "
-        "periodic's to make public",
-    ("systems/periodic/slab_evaluator.py", "fixedqmc.systems.periodic.evaluator", "_sym"):
-        "the symmetric range helper of the 3D evaluator, shared by the slab evaluator; "
-        "periodic's to make public",
-    ("systems/periodic/slab_evaluator.py", "fixedqmc.systems.periodic.ewald", "_charges"):
-        "the charge check of the 3D Ewald sums, shared by the slab evaluator; periodic's to "
-        "make public",
-    ("systems/periodic/slab_evaluator.py", "fixedqmc.systems.periodic.ewald_slab",
-     "_check_cell"):
-        "the cell check of the float slab sums, shared by the slab evaluator; periodic's to "
-        "make public",
-    ("systems/periodic/slab_evaluator.py", "fixedqmc.systems.periodic.ewald_slab",
-     "_slab_walkers"):
-        "the walker-position check of the float slab sums, shared by the slab evaluator; "
-        "periodic's to make public",
-}
+#: (importing file relative to the package, source module, private name) -> why it must
+#: stay; empty: a helper that another module needs is made public in its own module
+ALLOWED: dict = {}
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:

@@ -5,7 +5,8 @@ How a one-source kernel works (contexts, values, the kernel pattern):
 that hold them, and importing it registers every generic operation with numba:
 
 * :mod:`~fixedqmc.numerics.kernel_spec`: :class:`Variable`, :class:`KernelSpec`,
-  :class:`KernelPrecision` (formats, contexts, encoding, decoding, overflow reports);
+  :class:`KernelPrecision` (formats, contexts, encoding, decoding, overflow reports),
+  :func:`symmetric_range`;
 * :mod:`~fixedqmc.numerics.kernel_types`: :class:`FormatTable`, :class:`TypedContext`,
   :class:`FormatTableType`;
 * :mod:`~fixedqmc.numerics.kernel_elements`: :data:`N_CHUNKS`, :func:`n_chunks`,
@@ -32,12 +33,13 @@ from fixedqmc.numerics.kernel_convert import convert
 from fixedqmc.numerics.kernel_elements import (N_CHUNKS, at, chunk, chunk_bounds, events,
                                                is_quiet, n_chunks, quiet)
 from fixedqmc.numerics.kernel_lookup import less, log2_bin, uniform_bin
-from fixedqmc.numerics.kernel_spec import KernelPrecision, KernelSpec, Variable
+from fixedqmc.numerics.kernel_spec import (KernelPrecision, KernelSpec, Variable,
+                                           symmetric_range)
 # FormatTableType too: numba's on-disk cache indexes written when it was defined here pickled
 # it under this module, and such an index must unpickle (to be found stale), not fail
 from fixedqmc.numerics.kernel_types import FormatTable, FormatTableType, TypedContext
 
-__all__ = ["Variable", "KernelSpec", "KernelPrecision", "FormatTable", "FormatTableType",
+__all__ = ["Variable", "KernelSpec", "KernelPrecision", "symmetric_range", "FormatTable", "FormatTableType",
            "TypedContext", "N_CHUNKS", "n_chunks", "chunk_bounds", "chunk", "at", "quiet",
            "events", "is_quiet", "load", "const", "add", "sub", "mul", "store", "convert",
            "less", "uniform_bin", "log2_bin", "acc_zero", "acc_add", "acc_value", "acc_fits",

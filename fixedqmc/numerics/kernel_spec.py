@@ -23,6 +23,12 @@ from fixedqmc.numerics.policy import PrecisionPolicy, format_for_range, parse_pr
 from fixedqmc.numerics.qformat import QFormat
 
 
+def symmetric_range(x) -> tuple[float, float]:
+    """``(-|x|, |x|)``: the declared range of a variable bounded by ``|x|`` in magnitude."""
+    x = float(abs(x))
+    return (-x, x)
+
+
 @dataclass(frozen=True)
 class Variable:
     """A named kernel variable with its declared range [lo, hi] (in the variable's units)."""

@@ -83,7 +83,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.helium.constants import HBAR2_2M
 from fixedqmc.systems.helium.trial import (
     DEFAULT_PAIR_PARAMS,
-    _resolve_potential,
+    resolve_potential,
     PairProductParams,
     dimer_local_energy,
     t2,
@@ -247,7 +247,7 @@ def dimer_ground_state(
         Bad arguments; a potential that is not finite on the grid; no bound state (E >= 0);
         r_max < 7 / kappa (the message gives the r_max needed).
     """
-    pot = _resolve_potential(potential)
+    pot = resolve_potential(potential)
     hbar2_2m = _positive("hbar2_2m", hbar2_2m)
     r_max = _positive("r_max", r_max)
     try:
@@ -513,7 +513,7 @@ def dimer_vmc_energy(
     _check_range(r_min, r_max)
     hbar2_2m = _positive("hbar2_2m", hbar2_2m)
     _check_params(params, r_max)
-    pot = _resolve_potential(potential)
+    pot = resolve_potential(potential)
     r_lo, r_hi, peak = _density_range(params, r_min, r_max)
 
     def e_loc(r):

@@ -363,7 +363,7 @@ def pair_psi_laplacian(r, params: PairProductParams):
     return _out(out, r)
 
 
-def _resolve_potential(potential) -> Callable:
+def resolve_potential(potential) -> Callable:
     if isinstance(potential, str):
         return get_potential(potential)
     if not callable(potential):
@@ -392,7 +392,7 @@ def dimer_local_energy(r, params: PairProductParams, potential="SAPT2",
         hbar^2 / (2 m) in K A^2 (default CODATA 2022 4He value).
     """
     rr = _radii(r)
-    pot = _resolve_potential(potential)
+    pot = resolve_potential(potential)
     d1 = np.asarray(dt2(rr, params))
     lap = np.asarray(pair_laplacian_term(rr, params))
     out = -2.0 * hbar2_2m * (lap + d1 * d1) + np.asarray(pot(rr))
@@ -481,7 +481,7 @@ def local_energy_pair_sum(positions, params: PairProductParams, potential="SAPT2
     -------
     (E_kin, E_pot) : tuple of float, kelvin
     """
-    pot = _resolve_potential(potential)
+    pot = resolve_potential(potential)
     _, _, _, r = _pairs(positions)
     grad, lap = grad_lap_ln_psi(positions, params)
     e_kin = -hbar2_2m * float(np.sum(lap) + np.sum(grad * grad))

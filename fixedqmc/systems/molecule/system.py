@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from fixedqmc.numerics import aligned
-from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable
+from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable, symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Units
 from fixedqmc.systems import determinants as det
@@ -49,11 +49,6 @@ MARGIN = 10.0
 
 def _spec(name, variables, ranges):
     return KernelSpec(name, tuple(Variable(v, *ranges[v], doc) for v, doc in variables))
-
-
-def _sym(x):
-    x = float(abs(x))
-    return (-x, x)
 
 
 class Molecule(SlaterJastrow):
@@ -246,50 +241,50 @@ def declared_kernels(b: GaussianBasis, mo: list, n: tuple, jastrow_b: float | No
     inv_max = 64.0 * n_max
     span = 2 * x_max
     ranges = {
-        "distance": {"x": _sym(x_max), "nucleus": _sym(np.abs(b.coords).max()),
-                     "d": _sym(d_max), "d2": (0, r2_max), "r2": (0, 3 * r2_max)},
+        "distance": {"x": sym(x_max), "nucleus": sym(np.abs(b.coords).max()),
+                     "d": sym(d_max), "d2": (0, r2_max), "r2": (0, 3 * r2_max)},
         "exp": {"r2": (0, r2_max), "neg_alpha": (-a_max, 0), "arg": (-K.CUT, 0),
                 "value": (0, 1)},
         "contraction": {
-            "d": _sym(d_max), "r2": (0, r2_max), "value": (0, 1), "coeff": _sym(c_max),
-            "term": _sym(c_max), "radial": _sym(rad), "dcoeff": _sym(2 * a_max * c_max),
-            "dterm": _sym(2 * a_max * c_max), "dradial": _sym(drad),
-            "ddcoeff": _sym(4 * a_max ** 2 * c_max), "ddterm": _sym(4 * a_max ** 2 * c_max),
-            "ddradial": _sym(ddrad), "int": (0, max(2 * l_max + 3, l_max * (l_max - 1))),
-            "pow": _sym(pw), "ang": _sym(pw), "ao": _sym(ao_max), "dang": _sym(l_max * pw),
-            "pd": _sym(pw * d_max), "gterm": _sym(dao_max), "grad": _sym(dao_max),
-            "lterm": _sym(dao_max), "lap_p": _sym(l_max * l_max * pw),
-            "qa": _sym((2 * l_max + 3) * drad), "qb": _sym(r2_max * ddrad),
-            "radlap": _sym((2 * l_max + 3) * drad + r2_max * ddrad), "lap": _sym(dao_max)},
-        "orbitals": {"ao": _sym(ao_max), "coeff": _sym(cm), "term": _sym(cm * ao_max),
-                     "value": _sym(mo_v)},
-        "derivatives": {"dao": _sym(dao_max), "coeff": _sym(cm), "term": _sym(term),
-                        "grad": _sym(mo_d), "lap": _sym(mo_d)},
-        "coulomb": {"x": _sym(x_max), "nucleus": _sym(np.abs(b.coords).max()),
-                    "d": _sym(span), "d2": (0, span ** 2), "r2": (0, 3 * span ** 2),
+            "d": sym(d_max), "r2": (0, r2_max), "value": (0, 1), "coeff": sym(c_max),
+            "term": sym(c_max), "radial": sym(rad), "dcoeff": sym(2 * a_max * c_max),
+            "dterm": sym(2 * a_max * c_max), "dradial": sym(drad),
+            "ddcoeff": sym(4 * a_max ** 2 * c_max), "ddterm": sym(4 * a_max ** 2 * c_max),
+            "ddradial": sym(ddrad), "int": (0, max(2 * l_max + 3, l_max * (l_max - 1))),
+            "pow": sym(pw), "ang": sym(pw), "ao": sym(ao_max), "dang": sym(l_max * pw),
+            "pd": sym(pw * d_max), "gterm": sym(dao_max), "grad": sym(dao_max),
+            "lterm": sym(dao_max), "lap_p": sym(l_max * l_max * pw),
+            "qa": sym((2 * l_max + 3) * drad), "qb": sym(r2_max * ddrad),
+            "radlap": sym((2 * l_max + 3) * drad + r2_max * ddrad), "lap": sym(dao_max)},
+        "orbitals": {"ao": sym(ao_max), "coeff": sym(cm), "term": sym(cm * ao_max),
+                     "value": sym(mo_v)},
+        "derivatives": {"dao": sym(dao_max), "coeff": sym(cm), "term": sym(term),
+                        "grad": sym(mo_d), "lap": sym(mo_d)},
+        "coulomb": {"x": sym(x_max), "nucleus": sym(np.abs(b.coords).max()),
+                    "d": sym(span), "d2": (0, span ** 2), "r2": (0, 3 * span ** 2),
                     "inv_r": (0, 1e3), "charge": (0, b.charges.max() ** 2),
                     "q_inv_r": (0, 1e3 * b.charges.max()),
                     "ee": (0, 1e3 * n_e ** 2 / 2), "en": (0, 1e3 * n_e * b.charges.sum()),
                     "nn": (0, 1e3 * b.charges.sum() ** 2)},
-        "energy": {"lap": _sym(1e4), "grad": _sym(1e3), "gsum": _sym(3e3),
-                   "gprod": _sym(3e6), "lap_sum": _sym(1e4 * n_e), "half": (-0.5, 0),
-                   "kinetic": _sym(5e3 * n_e)},
+        "energy": {"lap": sym(1e4), "grad": sym(1e3), "gsum": sym(3e3),
+                   "gprod": sym(3e6), "lap_sum": sym(1e4 * n_e), "half": (-0.5, 0),
+                   "kinetic": sym(5e3 * n_e)},
     }
     if jastrow_b is not None:  # pair distances above 1e-3 bohr
         r_max = np.sqrt(3) * span
         ranges["jastrow"] = {
-            "x": _sym(x_max), "d": _sym(span), "d2": (0, span ** 2), "r2": (0, 3 * span ** 2),
+            "x": sym(x_max), "d": sym(span), "d2": (0, span ** 2), "r2": (0, 3 * span ** 2),
             "inv_r": (0, 1e3), "r": (0, r_max), "b": (0, jastrow_b),
             "br": (0, jastrow_b * r_max), "den": (1, 1 + jastrow_b * r_max),
             "inv_den": (0, 1), "a": (0, 0.5), "ar": (0, 0.5 * r_max),
             "u": (0, 0.5 / jastrow_b), "sum": (0, 0.25 * n_e ** 2 / jastrow_b),
-            "inv_den2": (0, 1), "du": (0, 0.5), "dur": (0, 5e2), "g": _sym(5e2),
-            "grad": _sym(5e2 * n_e), "lterm": (0, 1e3), "lap": (0, 1e3 * n_e)}
-    det_r = {"row": _sym(mo_v), "inv": _sym(inv_max), "prod": _sym(mo_v * inv_max),
-             "ratio": _sym(64), "grow": _sym(mo_d), "gprod": _sym(mo_d * inv_max),
-             "gsum": _sym(mo_d * inv_max * n_max), "grad": _sym(1e3),
-             "u": _sym(mo_v * inv_max * n_max), "uq": _sym(mo_v * inv_max * n_max),
-             "corr": _sym(mo_v * inv_max ** 2 * n_max)}
+            "inv_den2": (0, 1), "du": (0, 0.5), "dur": (0, 5e2), "g": sym(5e2),
+            "grad": sym(5e2 * n_e), "lterm": (0, 1e3), "lap": (0, 1e3 * n_e)}
+    det_r = {"row": sym(mo_v), "inv": sym(inv_max), "prod": sym(mo_v * inv_max),
+             "ratio": sym(64), "grow": sym(mo_d), "gprod": sym(mo_d * inv_max),
+             "gsum": sym(mo_d * inv_max * n_max), "grad": sym(1e3),
+             "u": sym(mo_v * inv_max * n_max), "uq": sym(mo_v * inv_max * n_max),
+             "corr": sym(mo_v * inv_max ** 2 * n_max)}
     variables = {"distance": K.DISTANCE_VARIABLES, "exp": K.EXP_VARIABLES,
                  "jastrow": J.JASTROW_VARIABLES,
                  "contraction": K.CONTRACTION_VARIABLES, "orbitals": K.ORBITALS_VARIABLES,

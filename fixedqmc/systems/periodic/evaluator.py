@@ -15,23 +15,18 @@ import math
 
 import numpy as np
 
-from fixedqmc.numerics.kernel import KernelSpec, Variable
+from fixedqmc.numerics.kernel import KernelSpec, Variable, symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.periodic import erfc_form as F
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.halo import halo_geometry
-from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, _charges, _walkers,
+from fixedqmc.systems.periodic.ewald import (EwaldParameters, EwaldParts, check_charges, check_walkers,
                                              constant_parts, resolve_parameters)
 from fixedqmc.errors import FixedQMCError
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
 R_MIN = 1e-3
-
-
-def _sym(x):
-    x = float(abs(x))
-    return (-x, x)
 
 
 def pad3(a: np.ndarray) -> np.ndarray:
@@ -81,18 +76,18 @@ def real_ranges(params: EwaldParameters, charges, lat: np.ndarray | None = None,
     coef_abs = float(np.abs(F.COEFFICIENTS).sum())
     x_max = g * params.real_cutoff
     return {
-        "frac": (0, 1), "lattice": _sym(absl.max()), "pterm": _sym(absl.max()),
-        "pos": _sym(pos_max), "image": _sym(img_max), "ipos": _sym(pos_max + img_max),
-        "de": _sym(de_max), "de2": (0, de_max ** 2),
+        "frac": (0, 1), "lattice": sym(absl.max()), "pterm": sym(absl.max()),
+        "pos": sym(pos_max), "image": sym(img_max), "ipos": sym(pos_max + img_max),
+        "de": sym(de_max), "de2": (0, de_max ** 2),
         "s": (0, 3 * de_max ** 2), "cut2": (0, params.real_cutoff ** 2),
         "inv_r": (0, 1 / R_MIN), "r": (0, params.real_cutoff), "gamma": (0, g),
         "x": (0, x_max), "p": (0, F.P), "px": (0, F.P * x_max), "one": (0, 1),
         "den": (0, 1 + F.P * x_max), "t": (0, 1), "ta": (0, F.T_A), "tat": (0, F.T_A),
-        "tb": _sym(F.T_B), "u": (-1, 1), "coef": _sym(np.abs(F.COEFFICIENTS).max()),
-        "hu": _sym(coef_abs), "h": _sym(coef_abs), "neg_g2": (-g * g, 0),
+        "tb": sym(F.T_B), "u": (-1, 1), "coef": sym(np.abs(F.COEFFICIENTS).max()),
+        "hu": sym(coef_abs), "h": sym(coef_abs), "neg_g2": (-g * g, 0),
         "arg": (-x_max ** 2, 0), "gauss": (0, 1), "erfc": (0, 1), "phi": (0, 1 / R_MIN),
-        "qq": _sym(qmax ** 2), "term": _sym(qmax ** 2 / R_MIN),
-        "sum": _sym(qabs ** 2 * (mean + 10 / a))}
+        "qq": sym(qmax ** 2), "term": sym(qmax ** 2 / R_MIN),
+        "sum": sym(qabs ** 2 * (mean + 10 / a))}
 
 
 def declared_ranges(params: EwaldParameters, charges) -> dict:
@@ -103,8 +98,8 @@ def declared_ranges(params: EwaldParameters, charges) -> dict:
     wmax = float(params.weights.max())
     recip = {
         "frac": (0, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1),
-        "pw": (-1, 1), "zz": (-1, 1), "q": _sym(qmax), "qcos": _sym(qmax),
-        "qsin": _sym(qmax), "sre": _sym(qabs), "sim": _sym(qabs), "sq": (0, qabs ** 2),
+        "pw": (-1, 1), "zz": (-1, 1), "q": sym(qmax), "qcos": sym(qmax),
+        "qsin": sym(qmax), "sre": sym(qabs), "sim": sym(qabs), "sq": (0, qabs ** 2),
         "mag": (0, qabs ** 2), "weight": (0, wmax), "wterm": (0, wmax * qabs ** 2),
         "sum": (0, float(params.weights.sum()) * qabs ** 2)}
     return {"ewald_real": real_ranges(params, q), "ewald_recip": recip}
@@ -137,7 +132,7 @@ class EwaldEvaluator:
                  precision="float64", *, accuracy: float = 1e-12, ranges=None, seed: int = 0,
                  specialise: bool = False):
         self.cell = cell
-        self.charges = _charges(charges)
+        self.charges = check_charges(charges)
         self.params = resolve_parameters(cell, self.charges, accuracy, params)
         if self.params.gamma * self.params.real_cutoff > F.X_MAX:
             raise FixedQMCError(
@@ -169,8 +164,8 @@ class EwaldEvaluator:
 
     def fractional(self, positions) -> np.ndarray:
         """Reduced fractional coordinates in [0, 1), (n_w, N, 3) (2D: third column 0)."""
-        x, _ = _walkers(self.cell, positions)
-        _charges(self.charges, x.shape[1])
+        x, _ = check_walkers(self.cell, positions)
+        check_charges(self.charges, x.shape[1])
         return pad3(self.cell.wrap_fractional(x, reduced=True))
 
     def real(self, positions, step: int = 0, ks: KernelSet | None = None) -> np.ndarray:

@@ -142,7 +142,7 @@ class EwaldParts:
 
 
 # ------------------------------------------------------------------ parameters --
-def _charges(charges, n: int | None = None) -> np.ndarray:
+def check_charges(charges, n: int | None = None) -> np.ndarray:
     q = np.asarray(charges, dtype=np.float64)
     if q.ndim != 1 or q.size == 0 or not np.all(np.isfinite(q)):
         raise FixedQMCError(f"charges must be a non-empty 1D array of finite numbers, got "
@@ -256,7 +256,7 @@ def ewald_parameters(cell: Cell, charges, accuracy: float = 1e-12, *, gamma=None
     too short for the accuracy at this gamma, an accuracy outside
     :data:`ACCURACY_RANGE`, or a gamma needing more than :data:`MAX_TERMS` images or G
     vectors raises :class:`FixedQMCError` naming the key."""
-    q = _charges(charges)
+    q = check_charges(charges)
     accuracy = _check_accuracy(accuracy)
     gamma_in = _check_optional("gamma", gamma)
     rc_in = _check_optional("real_cutoff", real_cutoff)
@@ -321,7 +321,7 @@ def resolve_parameters(cell: Cell, charges, accuracy: float,
 
 
 # -------------------------------------------------------------------- energies --
-def _walkers(cell: Cell, positions) -> tuple[np.ndarray, bool]:
+def check_walkers(cell: Cell, positions) -> tuple[np.ndarray, bool]:
     x = np.asarray(positions, dtype=np.float64)
     single = x.ndim == 2
     if single:
@@ -354,15 +354,15 @@ def _real(params: EwaldParameters, x: np.ndarray, q: np.ndarray) -> float:
 
 def structure_factors(params: EwaldParameters, charges, positions) -> np.ndarray:
     """``S(G) = sum_j q_j exp(i G . r_j)`` (n_walkers, n_G) complex over the half set."""
-    x, _ = _walkers(params.cell, positions)
-    q = _charges(charges, x.shape[1])
+    x, _ = check_walkers(params.cell, positions)
+    q = check_charges(charges, x.shape[1])
     phase = np.einsum("gc,wjc->wgj", params.gvectors, x)
     return np.einsum("j,wgj->wg", q, np.exp(1j * phase))
 
 
 def constant_parts(params: EwaldParameters, charges) -> dict:
     """The position-independent parts ``images``, ``self``, ``background`` (hartree)."""
-    q = _charges(charges)
+    q = check_charges(charges)
     cell, g = params.cell, params.gamma
     rr = np.linalg.norm(params.images[1:], axis=1)
     rr = rr[rr < params.real_cutoff]
@@ -382,8 +382,8 @@ def ewald_energy(cell: Cell, charges, positions, params: EwaldParameters | None 
     configuration, (n_walkers,) arrays otherwise).  ``params`` default to
     :func:`ewald_parameters` at ``accuracy`` (:func:`resolve_parameters`).  The float64
     reference: readable numpy."""
-    x, single = _walkers(cell, positions)
-    q = _charges(charges, x.shape[1])
+    x, single = check_walkers(cell, positions)
+    q = check_charges(charges, x.shape[1])
     params = resolve_parameters(cell, q, accuracy, params)
     real = np.array([_real(params, xw, q) for xw in x])
     recip = np.einsum("g,wg->w", params.weights, np.abs(structure_factors(params, q, x)) ** 2)
@@ -406,8 +406,8 @@ def move_energy(params: EwaldParameters, charges, positions, structure, i: int, 
     with ``phi`` the screened image sum and ``S' = S + q_i (e^{iG.r'_i} - e^{iG.r_i})``;
     the other parts do not change.  Returns ``(dE (n_walkers,), S' (n_walkers, n_G))``."""
     cell = params.cell
-    x, _ = _walkers(cell, positions)
-    q = _charges(charges, x.shape[1])
+    x, _ = check_walkers(cell, positions)
+    q = check_charges(charges, x.shape[1])
     check_int("i", i, 0)
     if i >= x.shape[1]:
         raise FixedQMCError(f"i = {i} is not a particle index; allowed 0..{x.shape[1] - 1}")

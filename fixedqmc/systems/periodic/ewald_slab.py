@@ -82,7 +82,7 @@ from scipy.special import erf, erfc, erfcx
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.periodic.cell import Cell
-from fixedqmc.systems.periodic.ewald import (PARTS, EwaldParameters, EwaldParts, _charges,
+from fixedqmc.systems.periodic.ewald import (PARTS, EwaldParameters, EwaldParts, check_charges,
                                              constant_parts, resolve_parameters)
 
 __all__ = ["slab_ewald_energy", "slab_factor"]
@@ -113,7 +113,7 @@ def _height_term(z, gamma: float) -> np.ndarray:
     return z * erf(gamma * z) + np.expm1(-(gamma * z) ** 2) / (gamma * math.sqrt(math.pi))
 
 
-def _slab_walkers(positions) -> tuple[np.ndarray, bool]:
+def check_slab_walkers(positions) -> tuple[np.ndarray, bool]:
     x = np.asarray(positions, dtype=np.float64)
     shape = x.shape
     single = x.ndim == 2
@@ -129,7 +129,7 @@ def _slab_walkers(positions) -> tuple[np.ndarray, bool]:
     return x, single
 
 
-def _check_cell(cell) -> Cell:
+def check_slab_cell(cell) -> Cell:
     if not isinstance(cell, Cell):
         raise FixedQMCError(f"cell must be a 2D Cell (a (2, 2) lattice, the periodic plane), "
                             f"got {type(cell).__name__}")
@@ -175,9 +175,9 @@ def slab_ewald_energy(cell: Cell, charges, positions, params: EwaldParameters | 
     values, a charge count different from N or ``params`` of another cell raise
     :class:`~fixedqmc.errors.FixedQMCError` naming the argument.  The float64 reference:
     readable numpy, O(N**2 (n_R + n_G)) work per walker."""
-    cell = _check_cell(cell)
-    x, single = _slab_walkers(positions)
-    q = _charges(charges, x.shape[1])
+    cell = check_slab_cell(cell)
+    x, single = check_slab_walkers(positions)
+    q = check_charges(charges, x.shape[1])
     params = resolve_parameters(cell, q, accuracy, params)
     nw, n = x.shape[0], x.shape[1]
     rho, z = x[..., :2], x[..., 2]

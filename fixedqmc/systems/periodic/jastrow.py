@@ -238,7 +238,7 @@ def p_terms(params: JastrowParameters, d) -> tuple[np.ndarray, np.ndarray, np.nd
     return p, grad, lap
 
 
-def _positions(params: JastrowParameters, positions) -> tuple[np.ndarray, bool]:
+def check_positions(params: JastrowParameters, positions) -> tuple[np.ndarray, bool]:
     x = np.asarray(positions, dtype=np.float64)
     single = x.ndim == 2
     if single:
@@ -300,14 +300,14 @@ def _values(params: JastrowParameters, geometry) -> JastrowValues:
 def evaluate(params: JastrowParameters, positions) -> JastrowValues:
     """J, grad_i J and lap_i J (:class:`JastrowValues`) of walkers ``positions``
     (n_w, N, dim) or (N, dim) (bohr); O(N**2 n_G) per walker."""
-    x, _ = _positions(params, positions)
+    x, _ = check_positions(params, positions)
     return _values(params, _geometry(params, x))
 
 
 def electron_terms(params: JastrowParameters, positions, i: int, new=None):
     """``(sum_{j != i} [u + p](r_i - r_j) (n_w,), grad_i J (n_w, dim))`` with electron i of
     walkers ``positions`` (n_w, N, dim) at its own place or at ``new`` (n_w, dim)."""
-    x, _ = _positions(params, positions)
+    x, _ = check_positions(params, positions)
     check_int("electron index i", i, 0)
     if i >= params.n_electrons:
         raise FixedQMCError(f"electron index i = {i} must be below N = {params.n_electrons}")
@@ -371,7 +371,7 @@ def linear_basis(params: JastrowParameters, positions
     ``(r - L)**C (1 + C r / L)`` (alpha_0) and ``(r - L)**C r**l`` (alpha_l, l >= 2); of
     star m, ``sum_{G in star_m^+} cos(G . r)``.  Each is a J of other parameters, computed
     by the float64 reference on the pair geometry shared by all of them."""
-    x, _ = _positions(params, positions)
+    x, _ = check_positions(params, positions)
     nu, dim = params.n_u, params.cell.dim
     empty = dict(a=np.zeros(0), gvectors=np.zeros((0, dim)), star=np.zeros(0, np.int64))
     variants = []

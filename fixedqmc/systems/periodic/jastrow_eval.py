@@ -19,23 +19,18 @@ from scipy.optimize import lsq_linear
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import check_int
-from fixedqmc.numerics.kernel import KernelSpec, Variable
+from fixedqmc.numerics.kernel import KernelSpec, Variable, symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.periodic import jastrow_u_kernel as K
 from fixedqmc.systems.periodic import jastrow_p_kernel as PK
 from fixedqmc.systems.periodic.evaluator import lattice3, pad3
-from fixedqmc.systems.periodic.jastrow import JastrowParameters, JastrowValues, _positions
+from fixedqmc.systems.periodic.jastrow import JastrowParameters, JastrowValues, check_positions
 
 #: Closest pair distance (bohr) the declared ranges allow for (1 / r up to 1e3).
 R_MIN = 1e-3
 KERNELS = ("jastrow_u", "jastrow_p")
 #: Headroom on declared bounds of values formed from rounded operands.
 MARGIN = 1.01
-
-
-def _sym(x):
-    x = float(abs(x))
-    return (-x, x)
 
 
 def candidate_images(params: JastrowParameters) -> np.ndarray:
@@ -104,21 +99,21 @@ def declared_ranges(params: JastrowParameters, images: np.ndarray) -> dict:
     lterm = d2u + (dim - 1) * dur
     u = {
         "frac": (0, 1), "dfrac": (-1, 1), "nint": (-1, 1), "dred": (-0.5, 0.5),
-        "lattice": _sym(np.abs(lat).max()), "dterm": _sym(0.5 * np.abs(lat).max()),
-        "d": _sym(rho), "image": _sym(max(img_max, 1e-3)), "de": _sym(de_max),
+        "lattice": sym(np.abs(lat).max()), "dterm": sym(0.5 * np.abs(lat).max()),
+        "d": sym(rho), "image": sym(max(img_max, 1e-3)), "de": sym(de_max),
         "de2": (0, de_max ** 2), "s": (0, 3 * de_max ** 2), "cut2": (0, big_l ** 2),
         "inv_r": (0, 1 / R_MIN), "r": (0, MARGIN * big_l), "inv_l": (0, 1 / big_l),
         "x": (0, 1), "one": (0, 1), "y": (-1, 0), "yp": (-1, 1),
-        "coef": _sym(cf[:, 0].max()), "qx": _sym(b0), "q": _sym(b0),
-        "dcoef": _sym(cf[:, 1].max()), "dqx": _sym(b1), "dq": _sym(b1),
-        "d2coef": _sym(cf[:, 2].max()), "d2qx": _sym(b2), "d2q": _sym(b2),
-        "yq": _sym(max(b0, b1, b2)), "int": (0, 2 * c), "kyq": _sym(2 * c * max(b0, b1)),
-        "dux": _sym(MARGIN * dux), "d2ux": _sym(MARGIN * d2ux), "u": _sym(b0),
-        "du": _sym(MARGIN * du), "inv_l2": (0, 1 / big_l ** 2), "d2u": _sym(MARGIN * d2u),
-        "dur": _sym(MARGIN * dur), "g": _sym(MARGIN ** 2 * du),
-        "grad": _sym(MARGIN ** 2 * (n - 1) * du), "dim1": (0, dim - 1),
-        "ddur": _sym(MARGIN * (dim - 1) * dur), "lterm": _sym(MARGIN * lterm),
-        "lap": _sym(MARGIN * (n - 1) * lterm), "sum": _sym(n * (n - 1) / 2 * b0)}
+        "coef": sym(cf[:, 0].max()), "qx": sym(b0), "q": sym(b0),
+        "dcoef": sym(cf[:, 1].max()), "dqx": sym(b1), "dq": sym(b1),
+        "d2coef": sym(cf[:, 2].max()), "d2qx": sym(b2), "d2q": sym(b2),
+        "yq": sym(max(b0, b1, b2)), "int": (0, 2 * c), "kyq": sym(2 * c * max(b0, b1)),
+        "dux": sym(MARGIN * dux), "d2ux": sym(MARGIN * d2ux), "u": sym(b0),
+        "du": sym(MARGIN * du), "inv_l2": (0, 1 / big_l ** 2), "d2u": sym(MARGIN * d2u),
+        "dur": sym(MARGIN * dur), "g": sym(MARGIN ** 2 * du),
+        "grad": sym(MARGIN ** 2 * (n - 1) * du), "dim1": (0, dim - 1),
+        "ddur": sym(MARGIN * (dim - 1) * dur), "lterm": sym(MARGIN * lterm),
+        "lap": sym(MARGIN * (n - 1) * lterm), "sum": sym(n * (n - 1) / 2 * b0)}
     a = np.abs(params.a_of_g)
     g2 = np.einsum("gc,gc->g", params.gvectors, params.gvectors)
     amax = float(a.max()) if a.size else 1.0
@@ -133,17 +128,17 @@ def declared_ranges(params: JastrowParameters, images: np.ndarray) -> dict:
     mag = MARGIN ** 2 * n * n
     p = {
         "frac": (0, 1), "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1), "pw": (-1, 1),
-        "zz": (-1, 1), "sre": _sym(sabs), "sim": _sym(sabs), "sq": (0, mag),
-        "mag": (0, mag), "nel": (0, n), "pair": (-n, mag - n), "ahalf": _sym(amax / 2),
-        "pterm": _sym(MARGIN * amax / 2 * max(mag - n, n)), "zs": _sym(MARGIN * sabs),
-        "cre": _sym(MARGIN * sabs), "cim": _sym(MARGIN ** 2 * m1),
-        "cdiff": _sym(MARGIN ** 2 * m1), "ag": _sym(amax),
-        "eterm": _sym(MARGIN ** 3 * amax * m1), "agc": _sym(agmax),
-        "gterm": _sym(MARGIN ** 3 * agmax * m1), "ag2": _sym(ag2max),
-        "lterm": _sym(MARGIN ** 3 * ag2max * m1),
-        "sum": _sym(MARGIN ** 3 * n * m1 / 2 * max(float(a.sum()), amax)),
-        "grad": _sym(MARGIN ** 3 * m1 * max(float((a * np.sqrt(g2)).sum()), agmax)),
-        "lap": _sym(MARGIN ** 3 * m1 * max(float((a * g2).sum()), ag2max))}
+        "zz": (-1, 1), "sre": sym(sabs), "sim": sym(sabs), "sq": (0, mag),
+        "mag": (0, mag), "nel": (0, n), "pair": (-n, mag - n), "ahalf": sym(amax / 2),
+        "pterm": sym(MARGIN * amax / 2 * max(mag - n, n)), "zs": sym(MARGIN * sabs),
+        "cre": sym(MARGIN * sabs), "cim": sym(MARGIN ** 2 * m1),
+        "cdiff": sym(MARGIN ** 2 * m1), "ag": sym(amax),
+        "eterm": sym(MARGIN ** 3 * amax * m1), "agc": sym(agmax),
+        "gterm": sym(MARGIN ** 3 * agmax * m1), "ag2": sym(ag2max),
+        "lterm": sym(MARGIN ** 3 * ag2max * m1),
+        "sum": sym(MARGIN ** 3 * n * m1 / 2 * max(float(a.sum()), amax)),
+        "grad": sym(MARGIN ** 3 * m1 * max(float((a * np.sqrt(g2)).sum()), agmax)),
+        "lap": sym(MARGIN ** 3 * m1 * max(float((a * g2).sum()), ag2max))}
     return {"jastrow_u": u, "jastrow_p": p}
 
 
@@ -214,7 +209,7 @@ class JastrowEvaluator:
     def evaluate(self, positions, step: int = 0, ks: KernelSet | None = None) -> JastrowValues:
         """J, grad_i J, lap_i J and their u and p parts of walkers ``positions``
         (n_w, N, dim) (bohr)."""
-        x, _ = _positions(self.params, positions)
+        x, _ = check_positions(self.params, positions)
         f = self.fractional(x)
         fnew = np.zeros((f.shape[0], 3))
         us, ug, ul = self._run("jastrow_u", f, fnew, -1, step, ks)
@@ -225,7 +220,7 @@ class JastrowEvaluator:
              ) -> tuple[np.ndarray, np.ndarray]:
         """Electron i of each walker moved to ``new`` (n_w, dim): ``(J(new) - J(old) (n_w,),
         grad_i J at new (n_w, dim))`` in O(N n_G) work per walker."""
-        x, _ = _positions(self.params, positions)
+        x, _ = check_positions(self.params, positions)
         check_int("electron index i", i, 0)
         if i >= self.params.n_electrons:
             raise FixedQMCError(f"electron index i = {i} must be below N = "

@@ -28,15 +28,16 @@ import math
 import numpy as np
 
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.kernel import symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.periodic import kernels as K
 from fixedqmc.systems.periodic import slab_kernels as SK
 from fixedqmc.systems.periodic.cell import Cell
 from fixedqmc.systems.periodic.erfc_form import WIDE_FORM
-from fixedqmc.systems.periodic.evaluator import (EwaldEvaluator, _sym, kernel_specs, lattice3,
+from fixedqmc.systems.periodic.evaluator import (EwaldEvaluator, kernel_specs, lattice3,
                                                  real_ranges)
-from fixedqmc.systems.periodic.ewald import EwaldParameters, EwaldParts, _charges
-from fixedqmc.systems.periodic.ewald_slab import _check_cell, _slab_walkers
+from fixedqmc.systems.periodic.ewald import EwaldParameters, EwaldParts, check_charges
+from fixedqmc.systems.periodic.ewald_slab import check_slab_cell, check_slab_walkers
 
 #: L_z over the declared height span (> 2: height differences stay below half a turn).
 HEIGHT_AXIS = 2.5
@@ -89,7 +90,7 @@ class SlabEwaldEvaluator(EwaldEvaluator):
         self.heights = _check_heights(heights)
         self._span = max(self.heights[1] - self.heights[0], MIN_SPAN)
         self._lz = HEIGHT_AXIS * self._span
-        super().__init__(_check_cell(cell), charges, params, precision, accuracy=accuracy,
+        super().__init__(check_slab_cell(cell), charges, params, precision, accuracy=accuracy,
                          ranges=ranges, seed=seed, specialise=specialise)
         p = self.params
         self._sgint, self._start, self._shell = shells(p)
@@ -128,32 +129,32 @@ class SlabEwaldEvaluator(EwaldEvaluator):
         coef_abs = float(np.abs(f.coefficients).sum())
         return {
             "cos": (-1, 1), "sin": (-1, 1), "pp": (-1, 1), "pw": (-1, 1), "zz": (-1, 1),
-            "frac": (0, 1), "lz": (0, self._lz), "dfz": (-0.5, 0.5), "dz": _sym(span),
+            "frac": (0, 1), "lz": (0, self._lz), "dfz": (-0.5, 0.5), "dz": sym(span),
             "absz": (0, span), "gamma": (0, g), "tz": (0, tz), "tz2": (0, tz * tz),
-            "a": (0, a_max), "apt": (0, a_max + tz), "amt": _sym(max(a_max, tz)),
+            "a": (0, a_max), "apt": (0, a_max + tz), "amt": sym(max(a_max, tz)),
             "absd": (0, max(a_max, tz)), "xmax": (0, f.x_max), "x": (0, f.x_max),
             "p": (0, f.p), "px": (0, f.p * f.x_max), "one": (0, 1),
             "den": (0, 1 + f.p * f.x_max), "t": (0, 1), "ta": (0, f.t_a), "tat": (0, f.t_a),
-            "tb": _sym(f.t_b), "u": (-1, 1), "coef": _sym(np.abs(f.coefficients).max()),
-            "hu": _sym(coef_abs), "h": _sym(coef_abs), "hs": _sym(2 * coef_abs),
+            "tb": sym(f.t_b), "u": (-1, 1), "coef": sym(np.abs(f.coefficients).max()),
+            "hu": sym(coef_abs), "h": sym(coef_abs), "hs": sym(2 * coef_abs),
             "neg_a2": (-a_max ** 2, 0), "darg": (-(a_max ** 2 + tz * tz), 0), "damp": (0, 1),
             # f also holds f + eg2 where a >= tz (formed, then not selected): up to 4
-            "f": _sym(2 * coef_abs + 2), "neg_g": (-g_max, 0), "garg": (-g_max * span, 0),
+            "f": sym(2 * coef_abs + 2), "neg_g": (-g_max, 0), "garg": (-g_max * span, 0),
             "eg": (0, 1), "two": (0, 2), "eg2": (0, 2), "cp": (-1, 1), "cc": (-1, 1),
-            "csum": _sym(counts.max()), "wg": (0, float(shell[:, 3].max())),
-            "fw": _sym(fw.max()), "fterm": _sym(float(np.max(fw * counts))),
-            "pair": _sym(pair), "qq": _sym(qmax ** 2), "term": _sym(qmax ** 2 * pair),
-            "sum": _sym(qabs ** 2 / 2 * pair), "narg": (-tz * tz, 0), "gz": (0, 1),
-            "erfcz": (0, 1), "erfz": _sym(1), "zerf": _sym(span), "gm1": (-1, 0),
-            "c0": (0, c0), "hg": (-c0, 0), "hz": _sym(hz), "hterm": _sym(qmax ** 2 * hz),
-            "hsum": _sym(qabs ** 2 / 2 * hz), "neg_w0": (-w0, 0),
-            "height": _sym(w0 * qabs ** 2 / 2 * hz)}
+            "csum": sym(counts.max()), "wg": (0, float(shell[:, 3].max())),
+            "fw": sym(fw.max()), "fterm": sym(float(np.max(fw * counts))),
+            "pair": sym(pair), "qq": sym(qmax ** 2), "term": sym(qmax ** 2 * pair),
+            "sum": sym(qabs ** 2 / 2 * pair), "narg": (-tz * tz, 0), "gz": (0, 1),
+            "erfcz": (0, 1), "erfz": sym(1), "zerf": sym(span), "gm1": (-1, 0),
+            "c0": (0, c0), "hg": (-c0, 0), "hz": sym(hz), "hterm": sym(qmax ** 2 * hz),
+            "hsum": sym(qabs ** 2 / 2 * hz), "neg_w0": (-w0, 0),
+            "height": sym(w0 * qabs ** 2 / 2 * hz)}
 
     def fractional(self, positions) -> np.ndarray:
         """(n_w, N, 3): the in-plane reduced fractional coordinates in [0, 1), then ``(z -
         z_lo) / L_z`` in [0, 1/2)."""
-        x, _ = _slab_walkers(positions)
-        _charges(self.charges, x.shape[1])
+        x, _ = check_slab_walkers(positions)
+        check_charges(self.charges, x.shape[1])
         lo, hi = self.heights
         z = x[..., 2]
         if np.any(z < lo) or np.any(z > hi):

@@ -42,6 +42,12 @@ accepted: of walkers, or of single-particle moves), population, ``tau_eff`` and
 the counts of node crossings, energy cuts and persistent walkers.  For bosons the mixed
 estimator converges to the exact ground-state energy as tau -> 0
 (:func:`timestep_extrapolation`); for fermions to the fixed-node energy.
+
+The first block's row also records the mean and the standard deviation of E_L over the
+walkers the stage started from (``start_energy``, ``start_sigma``): with the stage's energy
+and its equilibration time they bound from below the bias its production can still carry
+(:func:`projection_bias_bound`).  Equilibration and production can be given in imaginary
+time rather than blocks (:func:`blocks_for_time`).
 """
 
 from __future__ import annotations
@@ -109,9 +115,11 @@ def start_dmc(system, positions: np.ndarray, settings: DMCSettings,
         positions = positions[np.sort(idx)]
     st = new_state(system, positions, settings.tau, rng, with_grad=True)
     e0 = float(st.local_energy.mean())
+    sigma = spread(st.local_energy)
     st.extra.update(e_trial=e0, e_est=e0, target=target, e_sum=0.0, w_sum=0.0,
-                    sigma=spread(st.local_energy), age=np.zeros(st.n_walkers, np.int64),
-                    resampled_from=inherited if inherited != target else 0)
+                    sigma=sigma, age=np.zeros(st.n_walkers, np.int64),
+                    resampled_from=inherited if inherited != target else 0,
+                    start_energy=e0, start_sigma=sigma)
     return st
 
 
@@ -286,6 +294,8 @@ def dmc_block(system, st: MCState, settings: DMCSettings) -> dict:
            "tau_eff": sums["tau_eff"] / n, "population": pop / n, "weight": w / n,
            "e_trial": st.extra["e_trial"], **{k: int(sums[k]) for k in COUNTS},
            "sigma": sums["sigma"] / n}
+    if st.block == 0 and "start_energy" in st.extra:
+        row.update(start_energy=st.extra["start_energy"], start_sigma=st.extra["start_sigma"])
     st.extra["sigma"] = row["sigma"]
     st.block += 1
     prod = [r["energy"] for r in st.rows + [row] if r["phase"] == "production"] or [
@@ -304,6 +314,64 @@ def run_dmc(system, st: MCState, settings: DMCSettings, *, on_block=None) -> MCS
         if on_block is not None:
             on_block(st)
     return st
+
+
+START_COLUMNS = ("start_energy", "start_sigma")  # in the first block's row only
+
+
+def blocks_for_time(time: float, tau: float, steps_per_block: int) -> int:
+    """The number of blocks of ``steps_per_block`` steps of ``tau`` that cover an imaginary
+    time ``time`` (``time`` and ``tau`` in the system's 1/energy):
+    ``ceil(time / (tau * steps_per_block))``, where a quotient within a relative 1e-9 of a
+    whole number counts as that number (``4 / (0.02 * 10)`` is 20 blocks, not 21)."""
+    x = time / (tau * steps_per_block)
+    whole = round(x)
+    if abs(x - whole) <= 1e-9 * max(1.0, x):
+        return whole
+    return math.ceil(x)
+
+
+def projection_bias_bound(start_energy: float, start_sigma: float, energy: float,
+                          time: float) -> dict:
+    """A lower bound on the bias a DMC stage's mixed estimator still carries after an
+    imaginary time ``time`` (1/energy) of projection from walkers whose local energies
+    have mean ``start_energy`` and standard deviation ``start_sigma`` (energy), the stage
+    converging to ``energy``.
+
+    Returns ``{"excess", "rate", "bound"}``: the starting excess
+    ``g = start_energy - energy``, the rate ``kappa = (sigma**2 + g**2) / g`` (1/time) and
+    ``bound = g exp(-kappa time)`` (energy); ``bound = 0`` (and ``rate`` NaN) when
+    ``g <= 0``, e.g. a stage that starts from an earlier stage's projected walkers.
+
+    Why it is a bound.  Write the trial function in eigenstates of the (fixed-node,
+    time-step) propagator, ``psi_T = sum_i c_i phi_i``, excitations ``D_i = E_i - E_0``,
+    ``a_i = |c_i|**2``.  Walkers that start from ``|psi_T|**2`` (a VMC stage) give after a
+    time t the mixed estimate
+
+        E(t) - E_0 = N(t) / M(t),  N(t) = sum_i a_i D_i exp(-D_i t),  M(t) = sum_i a_i exp(-D_i t).
+
+    M(t) <= M(0), and exp is convex, so Jensen's inequality over the weights
+    ``a_i D_i / N(0)`` gives ``N(t) >= N(0) exp(-kappa t)`` with
+    ``kappa = sum a_i D_i**2 / sum a_i D_i = <(H - E_0)**2> / <H - E_0>`` (expectations in
+    psi_T).  In observed quantities ``<H - E_0> = g`` and
+    ``<(H - E_0)**2> = sigma**2 + g**2`` (sigma: the spread of E_L under ``|psi_T|**2``),
+    hence ``E(t) - E_0 >= g exp(-kappa t)``.  kappa is the mean excitation energy of the
+    excess, weighted by each component's share of it; components of smaller gap decay
+    more slowly, so the true bias can be larger, never smaller: a bound above the
+    stage's error bar proves the equilibration too short, while one below it is a
+    necessary, not a sufficient, condition.  (``time * sigma`` alone is no criterion:
+    for a good trial function ``kappa ~ sigma**2 / g`` and the time needed is
+    ``ln(g / error) / kappa``, which 1/sigma can over- or underestimate by any factor.)
+    For walkers that start elsewhere (an earlier stage's population, or the initial
+    positions without a VMC stage) the weights need not be ``|c_i|**2`` and the bound is
+    an estimate.
+    """
+    g = float(start_energy) - float(energy)
+    s2 = float(start_sigma) ** 2
+    if not (math.isfinite(g) and math.isfinite(s2) and g > 0):
+        return {"excess": g, "rate": float("nan"), "bound": 0.0}
+    rate = (s2 + g * g) / g
+    return {"excess": g, "rate": rate, "bound": g * math.exp(-rate * max(float(time), 0.0))}
 
 
 def timestep_extrapolation(taus, energies, errors) -> dict:

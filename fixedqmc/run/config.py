@@ -21,7 +21,7 @@ and its own method defaults::
     kind = "vmc"                  # "vmc" or "dmc"
     walkers = 100
     blocks = 20                   # production blocks
-    equil_blocks = 5
+    equil_blocks = 5              # equilibration blocks (VMC tunes step_size in them)
     steps_per_block = 20
     step_size = 1.0               # VMC move size (system length unit), tuned in equilibration
     move = "all"                  # "all" (all-particle moves) or "single" (VMC and DMC)
@@ -30,6 +30,12 @@ and its own method defaults::
     taus = [0.002]                # DMC time steps (1/energy unit); several: a series
     target_population = 0         # DMC; 0: the number of walkers
     vmc_blocks = 5                # DMC: VMC blocks that prepare the walkers
+    equil_time = 0.0              # DMC: equilibration of every time step in imaginary time
+                                  # (1/energy unit: tau x steps); it sets the stage's
+                                  # ceil(equil_time / (tau x steps_per_block)) equilibration
+                                  # blocks in place of equil_blocks; 0: equil_blocks
+    production_time = 0.0         # DMC: production of every time step in imaginary time,
+                                  # in place of blocks likewise; 0: blocks
     energy_cutoff = 10.0          # DMC: local-energy cutoff in the weights, in sigmas; 0: off
     max_age = 50                  # DMC: steps without an accepted move before a walker
                                   # may no longer multiply
@@ -41,6 +47,13 @@ and its own method defaults::
 
 Unknown keys (naming what the system kind allows), wrong types and impossible values raise
 a :class:`FixedQMCError` naming the key and what is allowed, before any work starts.
+
+A DMC stage warns (and is left out of the time-step extrapolation) when its equilibration
+is provably too short for the trial function's energy excess and spread or when its
+production energies still drift, and cautions when its production is too short for its
+correlation time to trust its error bar (:func:`fixedqmc.qmc.stage_estimate.estimate`); times in
+the system's inverse energy unit (``equil_time``, ``production_time``) keep them the same
+at every time step.
 """
 
 from __future__ import annotations
@@ -55,6 +68,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_number,
                                    check_positive, check_str)
 from fixedqmc.numerics.policy import parse_precision
+from fixedqmc.qmc.dmc import blocks_for_time
 from fixedqmc.qmc.registry import get_plugin, load_plugins
 
 DEFAULT_KIND = "helium"
@@ -70,7 +84,7 @@ DEFAULTS: dict = {
                "steps_per_block": 20, "step_size": 1.0, "move": "all",
                "target_acceptance": 0.5, "recompute_every": 1, "taus": [0.002],
                "target_population": 0, "vmc_blocks": 5, "energy_cutoff": 10.0,
-               "max_age": 50},
+               "max_age": 50, "equil_time": 0.0, "production_time": 0.0},
     "optimize": {"method": "variance", "cycles": 4},
 }
 CHOICES = {"method.kind": ("vmc", "dmc"), "method.move": ("all", "single"),
@@ -79,6 +93,10 @@ POSITIVE_INT = ("method.walkers", "method.blocks", "method.steps_per_block",
                 "method.recompute_every", "method.max_age", "optimize.cycles")
 NONNEGATIVE_INT = ("method.equil_blocks", "method.target_population", "method.vmc_blocks",
                    "seed")
+IMAGINARY_TIMES = ("method.equil_time", "method.production_time")
+# keys added after outputs were written: while off (0) they do not enter the input hash,
+# so the checkpoints and summaries of earlier inputs are still recognised
+HASHED_WHEN_SET = {"method": ("equil_time", "production_time")}
 
 
 def _flat(d: dict, prefix: str = "") -> dict:
@@ -220,6 +238,7 @@ def validate(config: dict) -> None:
         raise FixedQMCError(f"method.taus must be a list of positive time steps, got {taus!r}")
     for t in taus:
         check_positive("method.taus", t)
+    _check_times(flat, taus)
     check_number("method.target_acceptance", flat["method.target_acceptance"])
     if not 0 < flat["method.target_acceptance"] < 1:
         raise FixedQMCError("method.target_acceptance must lie in (0, 1), got "
@@ -237,6 +256,25 @@ def validate(config: dict) -> None:
         plugin.check(config)
 
 
+def _check_times(flat: dict, taus: list) -> None:
+    """``method.equil_time`` and ``method.production_time``: finite numbers >= 0; under DMC
+    a production time must give every time step at least 2 production blocks."""
+    for key in IMAGINARY_TIMES:
+        check_number(key, flat[key], 0.0)
+    time, steps = flat["method.production_time"], flat["method.steps_per_block"]
+    if flat["method.kind"] != "dmc" or time == 0:
+        return
+    for tau in taus:
+        n = blocks_for_time(time, tau, steps)
+        if n < 2:
+            raise FixedQMCError(
+                f"method.production_time = {time!r} gives {n} production block at tau = "
+                f"{tau:g} (a block is {steps} steps, {tau * steps:g} of imaginary time); the "
+                f"reblocked error bar needs at least 2: set it to at least "
+                f"{2 * tau * steps:g} (10 or more blocks for a reliable error bar), or to 0 "
+                "to use method.blocks")
+
+
 def energy_unit(config: dict) -> tuple[str, float]:
     """The unit results are shown in and its factor from the system's energy unit."""
     units = get_plugin(config["system"]["kind"]).units
@@ -249,7 +287,12 @@ def input_hash(config: dict, *, optimize: bool = False) -> str:
     and ``units``, which change neither a bit nor a sample, and ``optimize``, which a run
     does not read) or, with ``optimize``, of ``fixedqmc optimize`` (its section included).
     ``specialise`` is included: compiled-in formats let LLVM vectorise float sums, which
-    may change float64 bits."""
+    may change float64 bits.  Keys of :data:`HASHED_WHEN_SET` enter only when set (not 0),
+    so an input that leaves them off keeps the hash it had before they existed."""
     skip = ("output", "units") if optimize else ("output", "units", "optimize")
     physics = {k: v for k, v in config.items() if k not in skip}
+    for section, keys in HASHED_WHEN_SET.items():  # off: hashed as before they existed
+        if isinstance(physics.get(section), dict):
+            physics[section] = {k: v for k, v in physics[section].items()
+                                if not (k in keys and v == 0)}
     return hashlib.sha256(json.dumps(physics, sort_keys=True).encode()).hexdigest()[:16]

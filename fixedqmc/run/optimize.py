@@ -53,12 +53,13 @@ from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
 from fixedqmc.qmc.optimize import (QuadraticEnergy, linear_method_step, minimise_variance,
                                    reweighted)
+from fixedqmc.qmc.stage_estimate import estimate
 from fixedqmc.qmc.system import LinearParameters, Walkers
 from fixedqmc.qmc.vmc import start_vmc, vmc_block
+from fixedqmc.run.checkpoint import open_folder, write_checkpoint
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import available_bytes, check_memory, readable
-from fixedqmc.run.checkpoint import open_folder, write_checkpoint
-from fixedqmc.run.runner import build_system, estimate, versions, vmc_settings
+from fixedqmc.run.runner import build_system, versions, vmc_settings
 from fixedqmc.state_files import atomic_output, write_atomic
 
 __all__ = ["OptimizeResult", "optimize"]

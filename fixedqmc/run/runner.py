@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import platform
 import time
 from dataclasses import dataclass
@@ -52,11 +51,11 @@ from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
-from fixedqmc.qmc.dmc import DMCSettings, dmc_block, start_dmc, timestep_extrapolation
-from fixedqmc.qmc.estimators import reblock
+from fixedqmc.qmc.dmc import (DMCSettings, blocks_for_time, dmc_block, start_dmc,
+                              timestep_extrapolation)
 from fixedqmc.qmc.profile import RangeProfile
 from fixedqmc.qmc.registry import get_plugin, load_plugins
-from fixedqmc.qmc.state import ENERGY_COLUMNS_EXCLUDED
+from fixedqmc.qmc.stage_estimate import estimate
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import VMCSettings, start_vmc, vmc_block
 from fixedqmc.run.checkpoint import open_folder, write_checkpoint
@@ -90,8 +89,18 @@ def vmc_settings(m: dict, blocks: int | None = None, equil: int | None = None) -
 
 
 def _dmc_settings(m: dict, tau: float) -> DMCSettings:
-    return DMCSettings(tau=tau, n_blocks=m["blocks"], equil_blocks=m["equil_blocks"],
-                       steps_per_block=m["steps_per_block"],
+    """The settings of the DMC stage at time step ``tau``: equilibration and production
+    blocks from ``equil_time`` / ``production_time`` (imaginary time, the system's
+    1/energy; :func:`fixedqmc.qmc.dmc.blocks_for_time`) when they are set (> 0), else
+    ``equil_blocks`` / ``blocks``."""
+    steps = m["steps_per_block"]
+    equil_time, production_time = m.get("equil_time", 0), m.get("production_time", 0)
+    equil = (blocks_for_time(equil_time, tau, steps) if equil_time > 0
+             else m["equil_blocks"])
+    blocks = (blocks_for_time(production_time, tau, steps) if production_time > 0
+              else m["blocks"])
+    return DMCSettings(tau=tau, n_blocks=blocks, equil_blocks=equil,
+                       steps_per_block=steps,
                        target_population=m["target_population"] or m["walkers"],
                        move=m["move"], energy_cutoff=float(m["energy_cutoff"]),
                        max_age=m["max_age"], recompute_every=m["recompute_every"])
@@ -118,59 +127,6 @@ def stages(config: dict) -> list[Stage]:
 
 
 # ------------------------------------------------------------------------- results --
-def _stationary(energies: np.ndarray) -> bool | None:
-    """Are the two halves of a production series consistent (means within 4 sigma of
-    each other, reblocked errors)?  None when there are too few blocks to tell (< 8)."""
-    if energies.size < 8:
-        return None
-    half = energies.size // 2
-    a, b = reblock(energies[:half]), reblock(energies[half:])
-    if not (np.isfinite(a.error) and np.isfinite(b.error)):
-        return None
-    return bool(abs(a.mean - b.mean) <= 4.0 * math.hypot(a.error, b.error))
-
-
-def estimate(rows: list[dict], target: int | None = None) -> dict:
-    """Reblocked energy, every energy part, acceptance and the checks of one stage's
-    production blocks: node crossings, energy cuts and persistent walkers (DMC, all
-    blocks), the largest recompute drift, whether the energy series is stationary and
-    whether the population stayed within a factor 2 of ``target``; ``warnings`` lists
-    what failed."""
-    df = pd.DataFrame(rows)
-    prod = df[df["phase"] == "production"] if "phase" in df else df
-    if prod.empty:
-        prod = df
-    cols = [c for c in df.columns
-            if c not in ENERGY_COLUMNS_EXCLUDED and not c.startswith("recompute_")]
-    out: dict = {"blocks": int(len(prod)), "energy_columns": cols}
-    for col in cols:
-        rb = reblock(prod[col].to_numpy())
-        out[col] = rb.mean
-        out[f"{col}_error"] = rb.error
-        if col == "energy":
-            out["error_converged"] = bool(rb.converged)
-    out["acceptance"] = float(prod["acceptance"].mean())
-    warnings = []
-    for c in ("node_crossings", "energy_cuts", "persistent"):
-        if c in df:
-            out[c] = int(df[c].sum())
-    for c in df.columns:
-        if c.startswith("recompute_"):
-            out[f"{c}_max"] = float(df[c].max())
-    out["stationary"] = _stationary(prod["energy"].to_numpy())
-    if out["stationary"] is False:
-        warnings.append("the production energy series is not stationary (its halves "
-                        "differ by more than 4 sigma)")
-    if "population" in prod:
-        out["population"] = float(prod["population"].mean())
-        lo, hi = float(prod["population"].min()), float(prod["population"].max())
-        if target and not (target / 2 <= lo and hi <= 2 * target):
-            warnings.append(f"the population left [{target // 2}, {2 * target}] "
-                            f"(block means {lo:.0f} .. {hi:.0f}; target {target})")
-    out["warnings"] = warnings
-    return out
-
-
 def versions() -> dict:
     """Versions of Python and the packages whose results a summary depends on."""
     out = {"python": platform.python_version()}
@@ -345,7 +301,8 @@ def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> Ru
     trace = pd.concat(frames, ignore_index=True)
     stage_est = {}
     for name, d in done.items():
-        est = stage_est[name] = estimate(d["rows"], d.get("target"))
+        est = stage_est[name] = estimate(d["rows"], d.get("target"),
+                                         config["method"]["steps_per_block"])
         if d.get("resampled_from"):
             est["resampled_from"] = d["resampled_from"]
     units, factor = energy_unit(config)
@@ -357,7 +314,8 @@ def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> Ru
                "wall_time_s": elapsed, "versions": versions(), "input": config}
     dmc = [(d["tau"], n) for n, d in done.items() if d["kind"] == "dmc"]
     final = stage_est[list(done)[-1]]
-    summary["warnings"] = [f"{n}: {w}" for n, e in stage_est.items() for w in e["warnings"]]
+    summary["warnings"] = [f"{n}: {w}" for n, e in stage_est.items()
+                           for w in e["warnings"] + e.get("cautions", [])]
     if len(dmc) >= 2:
         good = [(t, n) for t, n in dmc if not stage_est[n]["warnings"]]
         if len(good) >= 2:

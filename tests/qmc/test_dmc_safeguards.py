@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fixedqmc.run import run
-from fixedqmc.run.runner import estimate
+from fixedqmc.qmc.stage_estimate import estimate
 
 # He3 with LM2M2 as in the reported collapse (hbar^2/2m = 6.06 K A^2, r_max = 100 A, step
 # size 2 A), made cheap: 200 walkers, tau = 0.02 1/K.  With seed 1 and no cutoff, a rare

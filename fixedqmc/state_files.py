@@ -56,12 +56,12 @@ class OtherInputError(FixedQMCError):
 
 
 def readable_bytes(n: float) -> str:
-    """``n`` bytes as a short text (``1.5 GiB``)."""
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024.0
-    raise AssertionError  # unreachable
+    """Bytes in readable units (decimal: kB, MB, GB, TB, PB), three significant digits."""
+    for unit in ("bytes", "kB", "MB", "GB", "TB"):
+        if n < 1000:
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} PB"
 
 
 def write_error(exc: OSError, folder: Path, need: int | None = None) -> FixedQMCError:

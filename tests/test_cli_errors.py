@@ -17,6 +17,7 @@ from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.run import memory, run
+from fixedqmc.state_files import readable_bytes
 
 SMALL = ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0"]
 
@@ -102,7 +103,7 @@ def test_walker_bytes_are_measured_on_the_system():
     assert per_position == 5 * 3 * 8
     assert per_walker >= 2 * per_position + 3 * 8  # positions, gradient, ln psi, sign, ...
     assert memory.available_bytes() is None or memory.available_bytes() > 0
-    assert memory.readable(2.5e12) == "2.5 TB" and memory.readable(512) == "512 bytes"
+    assert readable_bytes(2.5e12) == "2.5 TB" and readable_bytes(512) == "512 bytes"
 
 
 def test_the_probe_leaves_no_overflow_events():

@@ -125,4 +125,4 @@ def test_write_errors_name_the_folder_and_what_to_do(tmp_path):
     assert str(tmp_path) in str(e) and "make it writable" in str(e)
     e = sf.write_error(OSError(errno.EIO, "Input/output error"), tmp_path)
     assert "Input/output error" in str(e) and "resume" in str(e)
-    assert sf.readable_bytes(3 * 1024 ** 3) == "3.0 GiB" and sf.readable_bytes(12) == "12 bytes"
+    assert sf.readable_bytes(3.2e9) == "3.2 GB" and sf.readable_bytes(12) == "12 bytes"

@@ -27,6 +27,7 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.system import Walkers
+from fixedqmc.state_files import readable_bytes
 
 DRIVER_COPIES = 4  # walkers + evaluation, proposal + its evaluation, branching/checkpoint
 
@@ -70,15 +71,6 @@ def walker_bytes(system) -> tuple[float, float]:
     return total / 2, pos.nbytes / 2
 
 
-def readable(n: float) -> str:
-    """Bytes in readable units (decimal: kB, MB, GB, TB, PB)."""
-    for unit in ("bytes", "kB", "MB", "GB", "TB"):
-        if n < 1000:
-            return f"{n:.3g} {unit}"
-        n /= 1000
-    return f"{n:.3g} PB"
-
-
 def _population(method: dict) -> tuple[int, str]:
     """The largest number of walkers a run holds and how it follows from the input."""
     n = method["walkers"]
@@ -109,13 +101,13 @@ def _refuse_beyond(avail, config, system, per_walker, per_position, samples, cop
     m = config["method"]
     population, how = _population(m)
     need = per_walker * DRIVER_COPIES * max(population, 2)
-    parts = [f"{readable(per_walker)} per walker x {DRIVER_COPIES} driver copies x {how}"]
+    parts = [f"{readable_bytes(per_walker)} per walker x {DRIVER_COPIES} driver copies x {how}"]
     keys = ["method.walkers"] + (["method.target_population"]
                                  if m["kind"] == "dmc" and m["target_population"] else [])
     if samples:
         kept = m["blocks"] * m["walkers"] * (per_position + 8)
         need += kept
-        parts.append(f"{readable(kept)} of samples kept over {m['blocks']} blocks")
+        parts.append(f"{readable_bytes(kept)} of samples kept over {m['blocks']} blocks")
         keys.append("method.blocks")
     if copies > 1:
         need *= copies
@@ -124,7 +116,7 @@ def _refuse_beyond(avail, config, system, per_walker, per_position, samples, cop
         shown = ", ".join(f"{k} = {_get(config, k)}" for k in keys)
         raise FixedQMCError(
             f"{shown} ({system.n_particles} particles per walker): this needs {how_sure} "
-            f"{readable(need)} of memory ({'; '.join(parts)}), but {readable(avail)} is "
+            f"{readable_bytes(need)} of memory ({'; '.join(parts)}), but {readable_bytes(avail)} is "
             f"available on this machine; reduce {' or '.join(keys)} or the system's size")
 
 

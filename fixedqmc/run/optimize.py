@@ -58,9 +58,9 @@ from fixedqmc.qmc.system import LinearParameters, Walkers
 from fixedqmc.qmc.vmc import start_vmc, vmc_block
 from fixedqmc.run.checkpoint import open_folder, write_checkpoint
 from fixedqmc.run.config import input_hash, load_config
-from fixedqmc.run.memory import available_bytes, check_memory, readable
+from fixedqmc.run.memory import available_bytes, check_memory
 from fixedqmc.run.runner import build_system, versions, vmc_settings
-from fixedqmc.state_files import atomic_output, write_atomic
+from fixedqmc.state_files import atomic_output, readable_bytes, write_atomic
 
 __all__ = ["OptimizeResult", "optimize"]
 CHECKPOINT = "optimize_checkpoint.pkl"
@@ -114,8 +114,8 @@ def _check_system(system, config: dict) -> None:
     if avail is not None and need > 0.8 * avail:
         raise FixedQMCError(
             f"the optimisation keeps {n_s} samples (method.walkers x method.blocks) with "
-            f"their basis derivatives, about {readable(need)}, more than the "
-            f"{readable(avail)} available; lower method.walkers or method.blocks")
+            f"their basis derivatives, about {readable_bytes(need)}, more than the "
+            f"{readable_bytes(avail)} available; lower method.walkers or method.blocks")
 
 
 def _sample(system, positions, settings, rng):

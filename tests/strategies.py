@@ -74,3 +74,58 @@ def damaged_bytes(draw, blob: bytes, max_flips: int = 3):
         if i < cut:
             damaged[i] ^= mask
     return bytes(damaged)
+
+
+# ------------------------------------------------ floating-point formats (float_format) --
+@st.composite
+def float_formats(draw, fn=None):
+    """Any valid FloatFormat: E 2..11, M 1..52 (biased to the ends and the named formats'
+    widths), subnormals on/off, overflow inf/saturate, the fn flavour (E <= 10) sometimes."""
+    from fixedqmc.numerics.float_format import FloatFormat
+
+    e = draw(st.one_of(st.integers(2, 11), st.sampled_from([2, 4, 5, 8, 11])), label="E")
+    m = draw(st.one_of(st.integers(1, 52), st.sampled_from([1, 2, 3, 7, 10, 23, 52])),
+             label="M")
+    use_fn = (draw(st.booleans(), label="fn") if fn is None else fn) and e <= 10
+    return FloatFormat(e, m, subnormals=draw(st.booleans(), label="subnormals"),
+                       overflow=draw(st.sampled_from(["inf", "saturate"]), label="overflow"),
+                       fn=use_fn)
+
+
+def _to_float(v):
+    """float of a Fraction, overflowing to inf (float() would raise)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
+@st.composite
+def float_format_values(draw, fmt):
+    """A float64 input for a cast into ``fmt``, biased to the format's grid: exact values,
+    ties and near-ties (1/2 +- 2**-k of an ulp), the subnormal range and its boundary with
+    the normals, the overflow boundary (max, max + ulp/2, 2**(emax+1)), signed zeros and
+    specials; else any float64."""
+    from fractions import Fraction
+
+    kind = draw(st.sampled_from(["grid", "grid", "grid", "any", "special"]), label="kind")
+    if kind == "any":
+        return draw(st.floats(allow_nan=True, allow_infinity=True, width=64))
+    if kind == "special":
+        return draw(st.sampled_from([0.0, -0.0, float("inf"), float("-inf"), float("nan"),
+                                     5e-324, -5e-324, fmt.max_finite, -fmt.min_subnormal]))
+    mb = fmt.man_bits
+    et = draw(st.one_of(st.integers(fmt.emin - 3, fmt.emax + 1),
+                        st.sampled_from([fmt.emin - 1, fmt.emin, fmt.emax, fmt.emax + 1])),
+              label="exponent")
+    top = (1 << (mb + 1)) - 1
+    n = draw(st.one_of(st.integers(0, top),
+                       st.sampled_from([0, 1, 2, (1 << mb) - 1, 1 << mb, top - 1, top])),
+             label="significand")
+    k = draw(st.integers(1, 70), label="k")
+    d = draw(st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(1, 4), Fraction(3, 4),
+                              Fraction(1, 2) - Fraction(1, 2**k),
+                              Fraction(1, 2) + Fraction(1, 2**k), Fraction(1, 2**k),
+                              1 - Fraction(1, 2**k)]), label="offset")
+    v = _to_float((n + d) * Fraction(2) ** (et - mb))
+    return -v if draw(st.booleans(), label="negative") else v

@@ -8,7 +8,7 @@ from fixedqmc.qmc.dmc import DMCSettings, run_dmc, start_dmc, timestep_extrapola
 from fixedqmc.qmc.vmc import VMCSettings, run_vmc, start_vmc
 from fixedqmc.systems.helium.walkers import initial_walkers
 from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
-from fixedqmc.systems.helium.dimer import dimer_ground_state, dimer_vmc_energy
+from tests.systems.helium.dimer_reference import dimer_ground_state, dimer_vmc_energy
 from tests.qmc.toy import PARAMS, toy_potential
 
 TABLES = TableSettings(r_min=1.4, r_max=30.0)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fixedqmc.systems.helium import DEFAULT_PAIR_PARAMS, HBAR2_2M, HBAR2_2M_12_12, sapt2
-from fixedqmc.systems.helium.dimer import (
+from tests.systems.helium.dimer_reference import (
     DimerState,
     DimerVMC,
     dimer_ground_state,

@@ -26,7 +26,7 @@ from fixedqmc.systems.helium import (
     sapt2,
     t2,
 )
-from fixedqmc.systems.helium.dimer import dimer_ground_state, dimer_vmc_energy
+from tests.systems.helium.dimer_reference import dimer_ground_state, dimer_vmc_energy
 
 EPS = np.finfo(np.float64).eps
 H = 1e-4  # finite-difference step, angstrom

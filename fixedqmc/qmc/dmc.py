@@ -73,7 +73,7 @@ class DMCSettings:
     tau: float = 0.002
     n_blocks: int = 20
     equil_blocks: int = 5
-    steps_per_block: int = 50
+    steps_per_block: int = 20  # as VMC's: a run input's one method.steps_per_block
     target_population: int | None = None  # default: the initial number of walkers
     feedback: float = 0.1
     max_copies: int = 3

@@ -68,10 +68,12 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import (check_bool, check_choice, check_int, check_number,
                                    check_positive, check_str)
 from fixedqmc.numerics.policy import parse_precision
-from fixedqmc.qmc.dmc import blocks_for_time
+from fixedqmc.qmc.dmc import DMCSettings, blocks_for_time
 from fixedqmc.qmc.registry import get_plugin, load_plugins
+from fixedqmc.qmc.vmc import VMCSettings
 
 DEFAULT_KIND = "helium"
+_VMC, _DMC = VMCSettings(), DMCSettings()  # the drivers' defaults, the one place they live
 DEFAULTS: dict = {
     "seed": 1,
     "precision": "float64",
@@ -80,11 +82,13 @@ DEFAULTS: dict = {
     "units": "",
     "plugins": [],
     "system": {"kind": DEFAULT_KIND},
-    "method": {"kind": "vmc", "walkers": 100, "blocks": 20, "equil_blocks": 5,
-               "steps_per_block": 20, "step_size": 1.0, "move": "all",
-               "target_acceptance": 0.5, "recompute_every": 1, "taus": [0.002],
-               "target_population": 0, "vmc_blocks": 5, "energy_cutoff": 10.0,
-               "max_age": 50, "equil_time": 0.0, "production_time": 0.0},
+    "method": {"kind": "vmc", "walkers": 100, "blocks": _VMC.n_blocks,
+               "equil_blocks": _VMC.equil_blocks, "steps_per_block": _VMC.steps_per_block,
+               "step_size": _VMC.step_size, "move": _VMC.move,
+               "target_acceptance": _VMC.target_acceptance,
+               "recompute_every": _VMC.recompute_every, "taus": [_DMC.tau],
+               "target_population": 0, "vmc_blocks": 5, "energy_cutoff": _DMC.energy_cutoff,
+               "max_age": _DMC.max_age, "equil_time": 0.0, "production_time": 0.0},
     "optimize": {"method": "variance", "cycles": 4},
 }
 CHOICES = {"method.kind": ("vmc", "dmc"), "method.move": ("all", "single"),

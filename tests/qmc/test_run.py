@@ -164,3 +164,19 @@ def test_user_potentials_are_probed_before_work(tmp_path, monkeypatch, capsys, f
                  f"output='{out}'"]) == 2
     assert "Traceback" not in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_inputs_method_defaults_are_the_drivers_defaults():
+    """One place per layer: the run input's method defaults are read from the drivers'
+    settings, and VMC and DMC agree on the keys an input shares between them."""
+    from fixedqmc.qmc.dmc import DMCSettings
+    from fixedqmc.qmc.vmc import VMCSettings
+    from fixedqmc.run.config import DEFAULTS
+    m, vmc, dmc = DEFAULTS["method"], VMCSettings(), DMCSettings()
+    for key, field in (("blocks", "n_blocks"), ("equil_blocks", "equil_blocks"),
+                       ("steps_per_block", "steps_per_block"), ("move", "move"),
+                       ("recompute_every", "recompute_every")):
+        assert m[key] == getattr(vmc, field) == getattr(dmc, field), key
+    assert (m["step_size"], m["target_acceptance"]) == (vmc.step_size, vmc.target_acceptance)
+    assert (m["taus"], m["energy_cutoff"], m["max_age"]) == ([dmc.tau], dmc.energy_cutoff,
+                                                             dmc.max_age)

@@ -198,7 +198,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from fixedqmc.qmc.registry import get_plugin
     from fixedqmc.run.config import load_config
     from fixedqmc.run.memory import check_memory
-    from fixedqmc.run.runner import build_system
+    from fixedqmc.run.plan import build_system
     from fixedqmc.state_files import atomic_output, write_atomic
     from fixedqmc.sweep.estimates import sample_reference
 

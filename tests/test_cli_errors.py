@@ -96,7 +96,7 @@ def test_memory_estimate_against_the_available_memory(tmp_path, monkeypatch):
 
 def test_walker_bytes_are_measured_on_the_system():
     from fixedqmc.run.config import load_config
-    from fixedqmc.run.runner import build_system
+    from fixedqmc.run.plan import build_system
 
     system = build_system(load_config(overrides={"system": {"n_atoms": 5}}))
     per_walker, per_position = memory.walker_bytes(system)
@@ -108,7 +108,7 @@ def test_walker_bytes_are_measured_on_the_system():
 
 def test_the_probe_leaves_no_overflow_events():
     from fixedqmc.run.config import load_config
-    from fixedqmc.run.runner import build_system
+    from fixedqmc.run.plan import build_system
 
     spec = "potential=fixed:24,potential.sum=fixed:Q1.10"  # the sum overflows
     system = build_system(load_config(overrides={"system": {"n_atoms": 3}, "precision": spec}))

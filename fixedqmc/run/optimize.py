@@ -59,7 +59,8 @@ from fixedqmc.qmc.vmc import start_vmc, vmc_block
 from fixedqmc.run.checkpoint import open_folder, write_checkpoint
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import available_bytes, check_memory
-from fixedqmc.run.runner import build_system, versions, vmc_settings
+from fixedqmc.run.outputs import versions
+from fixedqmc.run.plan import build_system, vmc_settings
 from fixedqmc.state_files import atomic_output, readable_bytes, write_atomic
 
 __all__ = ["OptimizeResult", "optimize"]

@@ -1,9 +1,9 @@
 """``fixedqmc run``: a complete VMC or DMC calculation from an input, with checkpoints.
 
 :func:`run` validates the input (:mod:`fixedqmc.run.config`), builds the system of its
-``system.kind`` through the registry (:mod:`fixedqmc.qmc.registry`; the runner knows no
-concrete system) and its starting walkers, runs the method block by block and writes to the
-output folder:
+``system.kind`` through the registry and plans the driver stages (:mod:`fixedqmc.run.plan`;
+the runner knows no concrete system), runs the method block by block with its starting
+walkers and writes to the output folder (:mod:`fixedqmc.run.outputs`):
 
 ``trace.parquet`` / ``trace.csv``
     one row per block (and per time step for a DMC series): energies and every named
@@ -16,7 +16,8 @@ output folder:
     checks (stationarity of the energy series, population within a factor 2 of the
     target, counts of the DMC safeguards) with ``warnings``, the time-step series and its
     extrapolation over the stages that passed their checks (DMC), formats of every kernel
-    variable, overflow counts, timings, versions, the input and its hash.
+    variable, overflow counts, timings, versions, the input and its hash (stage estimates:
+    :mod:`fixedqmc.qmc.stage_estimate`).
 ``checkpoint.pkl``
     the complete state after the last finished block, sealed with its checksum and the
     input hash and written atomically (:mod:`fixedqmc.run.checkpoint`), so a run killed
@@ -38,138 +39,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import time
-from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from fixedqmc import jsonio
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
-from fixedqmc.qmc.dmc import (DMCSettings, blocks_for_time, dmc_block, start_dmc,
-                              timestep_extrapolation)
+from fixedqmc.qmc.dmc import dmc_block, start_dmc
 from fixedqmc.qmc.profile import RangeProfile
-from fixedqmc.qmc.registry import get_plugin, load_plugins
-from fixedqmc.qmc.stage_estimate import estimate
 from fixedqmc.qmc.system import Walkers
-from fixedqmc.qmc.vmc import VMCSettings, start_vmc, vmc_block
+from fixedqmc.qmc.vmc import start_vmc, vmc_block
 from fixedqmc.run.checkpoint import open_folder, write_checkpoint
-from fixedqmc.run.config import energy_unit, input_hash, load_config
+from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
-from fixedqmc.state_files import atomic_output, write_atomic
+from fixedqmc.run.outputs import SUMMARY, RunResult, finish
+from fixedqmc.run.plan import build_system, stages
 
-__all__ = ["RunResult", "build_system", "estimate", "run", "stages", "versions",
-           "vmc_settings"]
+__all__ = ["RunResult", "run"]
 CHECKPOINT = "checkpoint.pkl"
-SUMMARY = "summary.json"
-
-
-# ------------------------------------------------------------------------ building --
-def build_system(config: dict, ranges: dict | None = None):
-    """The system of an input (validated config), built by its kind's plugin; ``ranges``
-    (a range profile's ``{kernel: {variable: (lo, hi)}}``) size width-only fixed specs."""
-    load_plugins(config.get("plugins", []))  # worker processes import them anew
-    plugin = get_plugin(config["system"]["kind"])
-    return plugin.make(config, precision=config["precision"], ranges=ranges,
-                       seed=config["seed"], specialise=config["specialise"])
-
-
-def vmc_settings(m: dict, blocks: int | None = None, equil: int | None = None) -> VMCSettings:
-    """The VMC settings of an input's ``method`` section."""
-    return VMCSettings(n_blocks=m["blocks"] if blocks is None else blocks,
-                       equil_blocks=m["equil_blocks"] if equil is None else equil,
-                       steps_per_block=m["steps_per_block"], step_size=m["step_size"],
-                       move=m["move"], target_acceptance=m["target_acceptance"],
-                       recompute_every=m["recompute_every"])
-
-
-def _dmc_settings(m: dict, tau: float) -> DMCSettings:
-    """The settings of the DMC stage at time step ``tau``: equilibration and production
-    blocks from ``equil_time`` / ``production_time`` (imaginary time, the system's
-    1/energy; :func:`fixedqmc.qmc.dmc.blocks_for_time`) when they are set (> 0), else
-    ``equil_blocks`` / ``blocks``."""
-    steps = m["steps_per_block"]
-    equil_time, production_time = m.get("equil_time", 0), m.get("production_time", 0)
-    equil = (blocks_for_time(equil_time, tau, steps) if equil_time > 0
-             else m["equil_blocks"])
-    blocks = (blocks_for_time(production_time, tau, steps) if production_time > 0
-              else m["blocks"])
-    return DMCSettings(tau=tau, n_blocks=blocks, equil_blocks=equil,
-                       steps_per_block=steps,
-                       target_population=m["target_population"] or m["walkers"],
-                       move=m["move"], energy_cutoff=float(m["energy_cutoff"]),
-                       max_age=m["max_age"], recompute_every=m["recompute_every"])
-
-
-@dataclass
-class Stage:
-    """One driver run of a calculation: VMC, or DMC at one time step."""
-
-    name: str
-    kind: str
-    settings: object
-
-
-def stages(config: dict) -> list[Stage]:
-    m = config["method"]
-    if m["kind"] == "vmc":
-        return [Stage("vmc", "vmc", vmc_settings(m))]
-    out = []
-    if m["vmc_blocks"]:
-        out.append(Stage("vmc", "vmc", vmc_settings(m, blocks=m["vmc_blocks"], equil=0)))
-    out += [Stage(f"dmc_tau{tau:g}", "dmc", _dmc_settings(m, tau)) for tau in m["taus"]]
-    return out
-
-
-# ------------------------------------------------------------------------- results --
-def versions() -> dict:
-    """Versions of Python and the packages whose results a summary depends on."""
-    out = {"python": platform.python_version()}
-    for dist in ("fixedqmc", "numpy", "numba", "scipy", "pandas"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
-
-
-def _convert(est: dict, factor: float) -> dict:
-    """Energies of a stage estimate (its ``energy_columns`` and their errors) times
-    ``factor``."""
-    cols = set(est.get("energy_columns", ("energy",)))
-    return {k: (v * factor if isinstance(v, float) and k.removesuffix("_error") in cols
-                else v) for k, v in est.items()}
-
-
-@dataclass
-class RunResult:
-    """What :func:`run` returns: the trace, the summary dict and the output folder."""
-
-    trace: pd.DataFrame
-    summary: dict
-    output: Path
-
-    def table(self) -> pd.DataFrame:
-        """The short table printed by the CLI: one row per stage, energies in the
-        summary's units."""
-        units, f = self.summary["units"], self.summary["unit_factor"]
-        rows = []
-        for name, est in self.summary["stages"].items():
-            e = _convert(est, f)
-            rows.append({"stage": name, f"energy ({units})": e["energy"],
-                         f"error ({units})": e["energy_error"],
-                         f"V ({units})": e["potential"], f"K ({units})": e["kinetic"],
-                         "acceptance": e["acceptance"], "blocks": e["blocks"]})
-        if "extrapolation" in self.summary:
-            x = _convert(self.summary["extrapolation"], f)
-            rows.append({"stage": "dmc tau->0", f"energy ({units})": x["energy"],
-                         f"error ({units})": x["energy_error"]})
-        return pd.DataFrame(rows)
 
 
 # ----------------------------------------------------------------------------- run --
@@ -272,7 +162,7 @@ def _run(config, ranges, digest, out, lock, ck, progress, stop_after_blocks) -> 
     finally:
         bar.close()
     elapsed = base + time.perf_counter() - t0
-    result = _finish(config, digest, system, ck["done"], elapsed, out)
+    result = finish(config, digest, system, ck["done"], elapsed, out)
     (out / CHECKPOINT).unlink()
     return result
 
@@ -290,54 +180,3 @@ def _check_moves(system, config: dict) -> None:
         raise FixedQMCError(f"method.move = 'single' under DMC needs the gradient at a "
                             f"proposed position, which system.kind "
                             f"{config['system']['kind']!r} does not give; use method.move = 'all'")
-
-
-def _finish(config, digest, system, done: dict, elapsed: float, out: Path) -> RunResult:
-    frames = []
-    for name, d in done.items():
-        df = pd.DataFrame(d["rows"])
-        df.insert(0, "stage", name)
-        frames.append(df)
-    trace = pd.concat(frames, ignore_index=True)
-    stage_est = {}
-    for name, d in done.items():
-        est = stage_est[name] = estimate(d["rows"], d.get("target"),
-                                         config["method"]["steps_per_block"])
-        if d.get("resampled_from"):
-            est["resampled_from"] = d["resampled_from"]
-    units, factor = energy_unit(config)
-    summary = {"input_hash": digest, "system": config["system"]["kind"], "units": units,
-               "unit_factor": factor, "energy_unit_stored": system.units.energy,
-               "length_unit": system.units.length, "stages": stage_est, "formats": system.formats(),
-               "overflow": {k: int(v) for k, v in system.log.events.items()},
-               "overflow_total": int(system.log.total_events),
-               "wall_time_s": elapsed, "versions": versions(), "input": config}
-    dmc = [(d["tau"], n) for n, d in done.items() if d["kind"] == "dmc"]
-    final = stage_est[list(done)[-1]]
-    summary["warnings"] = [f"{n}: {w}" for n, e in stage_est.items()
-                           for w in e["warnings"] + e.get("cautions", [])]
-    if len(dmc) >= 2:
-        good = [(t, n) for t, n in dmc if not stage_est[n]["warnings"]]
-        if len(good) >= 2:
-            x = timestep_extrapolation([t for t, _ in good],
-                                       [stage_est[n]["energy"] for _, n in good],
-                                       [stage_est[n]["energy_error"] for _, n in good])
-            summary["extrapolation"] = {"energy": x["energy"], "energy_error": x["error"],
-                                        "slope": x["slope"], "chi2": x["chi2"],
-                                        "stages": [n for _, n in good]}
-            final = {"energy": x["energy"], "energy_error": x["error"]}
-        else:
-            summary["warnings"].append(
-                "no time-step extrapolation: fewer than two DMC stages passed their checks "
-                "(the energy is the last stage's)")
-    summary["energy"] = final["energy"]
-    summary["energy_error"] = final["energy_error"]
-    summary[f"energy_{units}"] = final["energy"] * factor
-    summary[f"energy_error_{units}"] = final["energy_error"] * factor
-    with atomic_output(out / "trace.parquet") as tmp:
-        trace.to_parquet(tmp, index=False)
-    with atomic_output(out / "trace.csv") as tmp:
-        trace.to_csv(tmp, index=False)
-    write_atomic(out / SUMMARY, jsonio.dumps(summary, indent=2).encode())
-    return RunResult(trace, summary, out)
-

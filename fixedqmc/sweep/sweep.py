@@ -345,7 +345,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
     stderr is a terminal, else plain lines for the float64 reference and the points
     (:mod:`fixedqmc.progress`); False: none.
     """
-    from fixedqmc.run.runner import build_system
+    from fixedqmc.run.plan import build_system
     if mode not in MODES:
         raise FixedQMCError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):

@@ -11,7 +11,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.dmc import blocks_for_time, projection_bias_bound
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.qmc.stage_estimate import TREND_P, energy_trend, estimate, stationary
-from fixedqmc.run.runner import stages
+from fixedqmc.run.plan import stages
 
 HELIUM = {"system": {"n_atoms": 3}, "tables": {"r_max": 30.0}}
 

@@ -36,7 +36,7 @@ def test_helium_table_positions_cover_the_tables_region_starts():
     """The region starts [s_min, sigma] of each table are loaded into the kernel's s: its
     statistics include them as well as the profiled squared distances."""
     from fixedqmc.run.config import load_config
-    from fixedqmc.run.runner import build_system
+    from fixedqmc.run.plan import build_system
 
     system = build_system(load_config(overrides={"system": {"n_atoms": 3},
                                                  "tables": {"r_max": 40.0}}))

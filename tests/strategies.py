@@ -129,3 +129,36 @@ def float_format_values(draw, fmt):
                               1 - Fraction(1, 2**k)]), label="offset")
     v = _to_float((n + d) * Fraction(2) ** (et - mb))
     return -v if draw(st.booleans(), label="negative") else v
+
+
+@st.composite
+def float_op_operands(draw, fmt):
+    """(a, b) float64 operands for an arithmetic operation rounded into ``fmt``: each
+    biased to ``fmt``'s grid and ties (:func:`float_format_values`), and the pair biased
+    to cancellation (``b ~ -a``, ``b = -a``, ``b = a``), to a tiny second operand (sticky
+    bits far below ``a``'s), and to zeros of either sign."""
+    import math
+
+    a = draw(float_format_values(fmt), label="a")
+    rel = draw(st.sampled_from(["free", "free", "near", "same", "neg", "tiny", "zero"]),
+               label="relation")
+    if rel == "free" or not math.isfinite(a):
+        b = draw(float_format_values(fmt), label="b")
+    elif rel == "near":
+        k = draw(st.integers(-3, 3), label="ulps")
+        b = -a
+        for _ in range(abs(k)):
+            b = math.nextafter(b, math.inf if k > 0 else -math.inf)
+    elif rel == "same":
+        b = a
+    elif rel == "neg":
+        b = -a
+    elif rel == "tiny":
+        e = draw(st.integers(1, 200), label="gap")
+        b = math.ldexp(draw(st.floats(0.5, 1.0, exclude_max=True)), math.frexp(a)[1] - e)
+        b = -b if draw(st.booleans(), label="negative") else b
+    else:
+        b = draw(st.sampled_from([0.0, -0.0]), label="zero")
+    if draw(st.booleans(), label="swap"):
+        a, b = b, a
+    return a, b

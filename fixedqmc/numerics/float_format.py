@@ -97,6 +97,7 @@ from fractions import Fraction
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from fixedqmc.errors import PrecisionSpecError
 from fixedqmc.numerics.quantize import random_bits
@@ -107,7 +108,8 @@ NEAREST_EVEN, NEAREST_AWAY, TOWARD_ZERO, TOWARD_POS, TOWARD_NEG, STOCHASTIC, ODD
 OPTIONS = ("subnormals", "nosubnormals", "inf", "saturate", "fn")
 OVERFLOWS = ("inf", "saturate")
 EVENTS = ("overflow", "underflow", "subnormal", "nan")
-_EV_OVER, _EV_UNDER, _EV_SUB, _EV_NAN = 1, 2, 4, 8
+#: event flags of one rounding (a bit each; summed into :data:`EVENTS` counts)
+EV_OVER, EV_UNDER, EV_SUB, EV_NAN = 1, 2, 4, 8
 
 #: elements per parallel chunk (results never depend on it; event counts are exact sums)
 CHUNK = 16384
@@ -294,85 +296,40 @@ def rounding_code(name: str) -> int:
 # ------------------------------------------------------------- compiled kernels --
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
-_SIGN = np.uint64(1 << 63)
-_M52 = np.uint64((1 << 52) - 1)
-_HID = np.uint64(1 << 52)
-_INF = np.uint64(0x7FF << 52)
-_QNAN = np.uint64(0x7FF8 << 48)
-
-
-@njit(nogil=True, cache=True)
-def _bit_length(n):
-    """Number of bits of the uint64 n (0 for 0), by binary search."""
-    k = 0
-    for s in (32, 16, 8, 4, 2, 1):
-        if (n >> np.uint64(s)) != _U0:
-            n = n >> np.uint64(s)
-            k += s
-    return k + (1 if n != _U0 else 0)
-
-
-@njit(nogil=True, cache=True)
-def _tiny_bits(sign, n, u):
-    """float64 bits of ``sign * n * 2**u`` for 0 < n < 2**53 and u >= -1074 (exact)."""
-    top = u + _bit_length(n) - 1
-    if top < -1022:
-        return sign | (n << np.uint64(u + 1074))
-    sh = np.uint64(53 - _bit_length(n))
-    return sign | (np.uint64(top + 1023) << np.uint64(52)) | ((n << sh) & _M52)
+#: float64 bit fields: the sign, the stored mantissa, the hidden bit, +inf and a quiet NaN
+SIGN_BIT = np.uint64(1 << 63)
+MANTISSA_MASK = np.uint64((1 << 52) - 1)
+HIDDEN_BIT = np.uint64(1 << 52)
+INF_BITS = np.uint64(0x7FF << 52)
+QNAN_BITS = np.uint64(0x7FF8 << 48)
 
 
 @njit(nogil=True, inline="always")
-def _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed, var):
-    """Round the float64 with bits ``b`` (element ``i``) into the format; returns (float64
-    bits of the result, event flags)."""
-    sign = b & _SIGN
-    e = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
-    m = b & _M52
-    if e == 0x7FF:
-        if m != _U0:
-            return sign | _QNAN, _EV_NAN
-        if sat:
-            return sign | max_bits, 0
-        if fn:
-            return sign | _QNAN, _EV_NAN
-        return b, 0
-    if e == 0:
-        if m == _U0:
-            return b, 0
-        sig = m
-        q = np.int64(-1074)
-        ex = np.int64(-1075)
-    else:
-        sig = m | _HID
-        q = e - 1075
-        ex = e - 1023
-    if ex < emin:
-        if not subn:
-            return sign, _EV_UNDER
-        et = emin
-    else:
-        et = ex
-    u = et - man
-    shift = u - q
-    rest = False
-    if shift == 0:
-        n = sig
-        t64 = _U0
-    elif shift < 64:
-        n = sig >> np.uint64(shift)
-        t64 = (sig & ((_U1 << np.uint64(shift)) - _U1)) << np.uint64(64 - shift)
-    elif shift == 64:
-        n = _U0
-        t64 = sig
-    elif shift < 128:
-        n = _U0
-        t64 = sig >> np.uint64(shift - 64)
-        rest = (sig & ((_U1 << np.uint64(shift - 64)) - _U1)) != _U0
-    else:
-        n = _U0
-        t64 = _U0
-        rest = True
+def bit_length(n):
+    """Number of bits of the uint64 n (0 for 0)."""
+    return 64 - np.int64(leading_zeros(n))
+
+
+@njit(nogil=True, cache=True)
+def value_bits(sign, n, u):
+    """float64 bits of ``sign * n * 2**u`` for ``0 < n < 2**54`` and ``u >= -1074`` where
+    the value is a float64 (exact)."""
+    top = u + bit_length(n) - 1
+    if top < -1022:
+        return sign | (n << np.uint64(u + 1074))
+    sh = np.uint64(53 - bit_length(n))
+    return sign | (np.uint64(top + 1023) << np.uint64(52)) | ((n << sh) & MANTISSA_MASK)
+
+
+@njit(nogil=True, inline="always")
+def round_significand(sign, n, t64, rest, et, u, man, emax, nmax, sat, fn, max_bits, mode,
+                      seed, i, var):
+    """The one rounding step of every cast and operation: the exact magnitude
+    ``(n + t) 2**u`` with ``n`` the kept integer significand at the target exponent ``et``
+    (``u = et - man``), ``t`` the dropped fraction whose first 64 bits are ``t64`` and
+    ``rest`` whether any bit below them is set, rounded by ``mode`` (random bits of
+    element ``i`` and variable ``var`` for stochastic), then overflow, underflow and
+    subnormal results handled: (float64 bits of the result, event flags)."""
     inexact = t64 != _U0 or rest
     neg = sign != _U0
     up = False
@@ -399,46 +356,128 @@ def _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed
         to_inf = (mode == NEAREST_EVEN or mode == NEAREST_AWAY or mode == STOCHASTIC
                   or (mode == TOWARD_POS and not neg) or (mode == TOWARD_NEG and neg))
         if sat or not to_inf:
-            return sign | max_bits, _EV_OVER
+            return sign | max_bits, EV_OVER
         if fn:
-            return sign | _QNAN, _EV_OVER | _EV_NAN
-        return sign | _INF, _EV_OVER
+            return sign | QNAN_BITS, EV_OVER | EV_NAN
+        return sign | INF_BITS, EV_OVER
     if n == _U0:
-        return sign, _EV_UNDER
+        return sign, EV_UNDER
     if n < (_U1 << np.uint64(man)):
-        return _tiny_bits(sign, n, u), _EV_SUB
+        return value_bits(sign, n, u), EV_SUB
     return (sign | (np.uint64(et + 1023) << np.uint64(52))
             | ((n - (_U1 << np.uint64(man))) << np.uint64(52 - man))), 0
 
 
-@njit(nogil=True, parallel=True, cache=True)
-def _round_array(xb, out, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed, var,
-                 chunk):
-    """Round every element of the float64 bit array xb into out; event counts per kind."""
-    n = xb.shape[0]
-    n_chunks = (n + chunk - 1) // chunk
-    counts = np.zeros((n_chunks, 4), dtype=np.int64)
-    for c in prange(n_chunks):
-        lo = c * chunk
-        hi = min(n, lo + chunk)
-        c0 = 0
-        c1 = 0
-        c2 = 0
-        c3 = 0
-        for i in range(lo, hi):
-            r, ev = _round_bits(xb[i], i, man, emin, emax, nmax, subn, sat, fn, mode,
-                                max_bits, seed, var)
-            out[i] = r
-            if ev != 0:
-                c0 += ev & 1
-                c1 += (ev >> 1) & 1
-                c2 += (ev >> 2) & 1
-                c3 += (ev >> 3) & 1
-        counts[c, 0] = c0
-        counts[c, 1] = c1
-        counts[c, 2] = c2
-        counts[c, 3] = c3
-    return counts.sum(axis=0)
+@njit(nogil=True, inline="always")
+def _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed, var):
+    """Round the float64 with bits ``b`` (element ``i``) into the format; returns (float64
+    bits of the result, event flags)."""
+    sign = b & SIGN_BIT
+    e = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
+    m = b & MANTISSA_MASK
+    if e == 0x7FF:
+        if m != _U0:
+            return sign | QNAN_BITS, EV_NAN
+        if sat:
+            return sign | max_bits, 0
+        if fn:
+            return sign | QNAN_BITS, EV_NAN
+        return b, 0
+    if e == 0:
+        if m == _U0:
+            return b, 0
+        sig = m
+        q = np.int64(-1074)
+        ex = np.int64(-1075)
+    else:
+        sig = m | HIDDEN_BIT
+        q = e - 1075
+        ex = e - 1023
+    if ex < emin:
+        if not subn:
+            return sign, EV_UNDER
+        et = emin
+    else:
+        et = ex
+    u = et - man
+    shift = u - q
+    rest = False
+    if shift == 0:
+        n = sig
+        t64 = _U0
+    elif shift < 64:
+        n = sig >> np.uint64(shift)
+        t64 = (sig & ((_U1 << np.uint64(shift)) - _U1)) << np.uint64(64 - shift)
+    elif shift == 64:
+        n = _U0
+        t64 = sig
+    elif shift < 128:
+        n = _U0
+        t64 = sig >> np.uint64(shift - 64)
+        rest = (sig & ((_U1 << np.uint64(shift - 64)) - _U1)) != _U0
+    else:
+        n = _U0
+        t64 = _U0
+        rest = True
+    return round_significand(sign, n, t64, rest, et, u, man, emax, nmax, sat, fn, max_bits,
+                             mode, seed, i, var)
+
+
+def format_params(fmt):
+    """The tuple ``P = (man, emin, emax, nmax, subnormals, saturate, fn, max_bits)`` of a
+    FloatFormat (or spec) that the compiled element functions take."""
+    fmt = as_float_format(fmt)
+    max_bits = np.array([fmt.max_finite], dtype=np.float64).view(np.uint64)[0]
+    return (np.int64(fmt.man_bits), np.int64(fmt.emin), np.int64(fmt.emax),
+            np.uint64(fmt.max_significand), bool(fmt.subnormals),
+            fmt.overflow == "saturate", bool(fmt.fn), np.uint64(max_bits))
+
+
+@njit(nogil=True, inline="always")
+def cast_bits(b, _unused, P, mode, seed, i, var):
+    """The cast as an element function of :func:`chunked`: the float64 with bits
+    ``b`` rounded into the format ``P`` (float64 bits, events)."""
+    man, emin, emax, nmax, subn, sat, fn, max_bits = P
+    return _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed, var)
+
+
+def chunked(element):
+    """A compiled array loop ``loop(xa, xb, out, P, mode, seed, var, chunk)`` doing
+    ``out[i], events = element(xa[i], xb[i], P, mode, seed, i, var)`` over float64 bit
+    arrays in fixed chunks of ``chunk`` elements run in parallel (so no result depends on
+    the thread count); it returns the event counts over :data:`EVENTS`.  ``element`` (the
+    cast, or an operation of :mod:`fixedqmc.numerics.float_ops`) is a constant of the loop,
+    so it is inlined, not called through a function value."""
+
+    @njit(nogil=True, parallel=True)
+    def loop(xa, xb, out, P, mode, seed, var, chunk):
+        n = xa.shape[0]
+        n_chunks = (n + chunk - 1) // chunk
+        counts = np.zeros((n_chunks, 4), dtype=np.int64)
+        for c in prange(n_chunks):
+            lo = c * chunk
+            hi = min(n, lo + chunk)
+            c0 = 0
+            c1 = 0
+            c2 = 0
+            c3 = 0
+            for i in range(lo, hi):
+                r, ev = element(xa[i], xb[i], P, mode, seed, i, var)
+                out[i] = r
+                if ev != 0:
+                    c0 += ev & 1
+                    c1 += (ev >> 1) & 1
+                    c2 += (ev >> 2) & 1
+                    c3 += (ev >> 3) & 1
+            counts[c, 0] = c0
+            counts[c, 1] = c1
+            counts[c, 2] = c2
+            counts[c, 3] = c3
+        return counts.sum(axis=0)
+    return loop
+
+
+_cast_array = chunked(cast_bits)
 
 
 @njit(nogil=True, parallel=True, cache=True)
@@ -451,7 +490,7 @@ def _encode_array(rb, out, man, exp_bits, bias, emin, fn):
         b = rb[i]
         s = (b >> np.uint64(63)) << (nb - _U1)
         e = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
-        m = b & _M52
+        m = b & MANTISSA_MASK
         if e == 0x7FF:
             if m != _U0:
                 tail = mmask if fn else (_U1 << np.uint64(man - 1))
@@ -467,7 +506,7 @@ def _encode_array(rb, out, man, exp_bits, bias, emin, fn):
             q = np.int64(-1074)
             ex = np.int64(-1075)
         else:
-            sig = m | _HID
+            sig = m | HIDDEN_BIT
             q = e - 1075
             ex = e - 1023
         if ex >= emin:
@@ -489,9 +528,9 @@ def _decode_array(w, out, man, exp_bits, bias, emin, fn):
         ef = (b >> np.uint64(man)) & emask
         mf = b & mmask
         if ef == emask and (not fn or mf == mmask):
-            out[i] = sign | (_INF if mf == _U0 else _QNAN)
+            out[i] = sign | (INF_BITS if mf == _U0 else QNAN_BITS)
         elif ef == _U0:
-            out[i] = sign if mf == _U0 else _tiny_bits(sign, mf, emin - man)
+            out[i] = sign if mf == _U0 else value_bits(sign, mf, emin - man)
         else:
             out[i] = (sign | (np.uint64(np.int64(ef) - bias + 1023) << np.uint64(52))
                       | (mf << np.uint64(52 - man)))
@@ -506,11 +545,9 @@ def round_with_events(x, fmt, rounding=None, seed=0, variable=0):
     a = np.ascontiguousarray(x, dtype=np.float64)
     flat = a.reshape(-1)
     out = np.empty(flat.shape[0], dtype=np.uint64)
-    max_bits = np.array([fmt.max_finite], dtype=np.float64).view(np.uint64)[0]
-    counts = _round_array(flat.view(np.uint64), out, fmt.man_bits, fmt.emin, fmt.emax,
-                          np.uint64(fmt.max_significand), fmt.subnormals,
-                          fmt.overflow == "saturate", fmt.fn, mode, max_bits,
-                          np.uint64(seed), np.uint64(variable), CHUNK)
+    bits = flat.view(np.uint64)
+    counts = _cast_array(bits, bits, out, format_params(fmt), mode, np.uint64(seed),
+                         np.uint64(variable), CHUNK)
     values = out.view(np.float64).reshape(a.shape)
     return values, {k: int(c) for k, c in zip(EVENTS, counts)}
 

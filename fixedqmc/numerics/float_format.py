@@ -310,6 +310,17 @@ def bit_length(n):
     return 64 - np.int64(leading_zeros(n))
 
 
+@njit(nogil=True, inline="always")
+def split_bits(b):
+    """``(S, q)`` with the finite float64 of bits ``b`` equal to ``+-S 2**q``, ``S < 2**53``
+    (its exponent: ``q + bit_length(S) - 1``)."""
+    e = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF))
+    m = b & MANTISSA_MASK
+    if e == 0:
+        return m, np.int64(-1074)
+    return m | HIDDEN_BIT, e - 1075
+
+
 @njit(nogil=True, cache=True)
 def value_bits(sign, n, u):
     """float64 bits of ``sign * n * 2**u`` for ``0 < n < 2**54`` and ``u >= -1074`` where
@@ -383,16 +394,10 @@ def _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed
         if fn:
             return sign | QNAN_BITS, EV_NAN
         return b, 0
-    if e == 0:
-        if m == _U0:
-            return b, 0
-        sig = m
-        q = np.int64(-1074)
-        ex = np.int64(-1075)
-    else:
-        sig = m | HIDDEN_BIT
-        q = e - 1075
-        ex = e - 1023
+    if e == 0 and m == _U0:
+        return b, 0
+    sig, q = split_bits(b)
+    ex = q + bit_length(sig) - 1
     if ex < emin:
         if not subn:
             return sign, EV_UNDER
@@ -501,14 +506,8 @@ def _encode_array(rb, out, man, exp_bits, bias, emin, fn):
         if e == 0 and m == _U0:
             out[i] = s
             continue
-        if e == 0:
-            sig = m
-            q = np.int64(-1074)
-            ex = np.int64(-1075)
-        else:
-            sig = m | HIDDEN_BIT
-            q = e - 1075
-            ex = e - 1023
+        sig, q = split_bits(b)
+        ex = q + bit_length(sig) - 1
         if ex >= emin:
             out[i] = (s | (np.uint64(ex + bias) << np.uint64(man))
                       | ((sig >> np.uint64(52 - man)) & mmask))

@@ -81,9 +81,7 @@ from fixedqmc.numerics.float_format import (
     EV_NAN,
     EV_UNDER,
     EVENTS,
-    HIDDEN_BIT,
     INF_BITS,
-    MANTISSA_MASK,
     QNAN_BITS,
     SIGN_BIT,
     TOWARD_NEG,
@@ -93,6 +91,7 @@ from fixedqmc.numerics.float_format import (
     format_params,
     round_significand,
     rounding_code,
+    split_bits,
 )
 from fixedqmc.numerics.wideint import divlu, isqrt_shifted, mul_u64_wide
 
@@ -143,16 +142,6 @@ def _low_nonzero(w1, w0, s):
     if s >= 64:
         return w0 != _U0 or (s > 64 and (w1 & ((_U1 << np.uint64(s - 64)) - _U1)) != _U0)
     return (w0 & ((_U1 << np.uint64(s)) - _U1)) != _U0
-
-
-@njit(**_J)
-def _split(b):
-    """(S, q) with the finite float64 (bits b) = +-S 2**q, S < 2**53."""
-    e = np.int64((b >> np.uint64(52)) & _EXP)
-    m = b & MANTISSA_MASK
-    if e == 0:
-        return m, np.int64(-1074)
-    return m | HIDDEN_BIT, e - 1075
 
 
 @njit(**_J)
@@ -223,8 +212,8 @@ def add_bits(ab, bb, P, mode, seed, i, var):
         if xa == _EXP and xb == _EXP and ab != bb:
             return QNAN_BITS, EV_NAN  # inf - inf
         return _cast_special(ab if xa == _EXP else bb, P)
-    sa, qa = _split(ab)
-    sb, qb = _split(bb)
+    sa, qa = split_bits(ab)
+    sb, qb = split_bits(bb)
     na = (ab & SIGN_BIT) != _U0
     nb = (bb & SIGN_BIT) != _U0
     if sa == _U0 and sb == _U0:
@@ -295,8 +284,8 @@ def mul_bits(ab, bb, P, mode, seed, i, var):
         return _cast_special(sign | INF_BITS, P)
     if za or zb:
         return sign, 0
-    sa, qa = _split(ab)
-    sb, qb = _split(bb)
+    sa, qa = split_bits(ab)
+    sb, qb = split_bits(bb)
     lo, hi = mul_u64_wide(sa, sb)
     return round_exact(sign != _U0, hi, lo, qa + qb, False, P, mode, seed, i, var)
 
@@ -325,8 +314,8 @@ def div_bits(ab, bb, P, mode, seed, i, var):
         return _cast_special(sign | INF_BITS, P)
     if za:
         return sign, 0
-    sa, qa = _split(ab)
-    sb, qb = _split(bb)
+    sa, qa = split_bits(ab)
+    sb, qb = split_bits(bb)
     la = bit_length(sa)
     lb = bit_length(sb)
     na_ = sa << np.uint64(63 - la)  # top bit 62
@@ -348,7 +337,7 @@ def sqrt_bits(ab, P, mode, seed, i, var):
         return QNAN_BITS, EV_NAN
     if (ab >> np.uint64(52)) == _EXP:
         return _cast_special(ab, P)
-    s, q = _split(ab)
+    s, q = split_bits(ab)
     L = bit_length(s)
     e = 241 - L
     if (q - e) % 2 != 0:

@@ -1,7 +1,7 @@
 """Run input: TOML files, ``--set key=value`` overrides, defaults and validation.
 
 The engine's keys, their defaults and meaning (:data:`DEFAULTS`); every system kind adds
-its own sections and keys (its plugin's ``sections``, e.g. :mod:`fixedqmc.systems.helium.plugin`)
+its own sections and keys (its plugin's ``sections``, e.g. those of the helium plug-in)
 and its own method defaults::
 
     seed = 1                      # one seed for the whole run (walkers, moves, rounding)

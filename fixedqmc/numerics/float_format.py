@@ -321,6 +321,14 @@ def split_bits(b):
     return m | HIDDEN_BIT, e - 1075
 
 
+@njit(nogil=True, inline="always")
+def target_exponent(ex, emin, subn):
+    """The exponent a value of exponent ``ex`` is rounded at: its own in the normal range,
+    ``emin`` below it (subnormals), or ``ex`` itself (< emin: the caller flushes it to zero)
+    when the format has no subnormals."""
+    return emin if ex < emin and subn else ex
+
+
 @njit(nogil=True, cache=True)
 def value_bits(sign, n, u):
     """float64 bits of ``sign * n * 2**u`` for ``0 < n < 2**54`` and ``u >= -1074`` where
@@ -397,13 +405,9 @@ def _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed
     if e == 0 and m == _U0:
         return b, 0
     sig, q = split_bits(b)
-    ex = q + bit_length(sig) - 1
-    if ex < emin:
-        if not subn:
-            return sign, EV_UNDER
-        et = emin
-    else:
-        et = ex
+    et = target_exponent(q + bit_length(sig) - 1, emin, subn)
+    if et < emin:  # below the normal range, subnormals flushed
+        return sign, EV_UNDER
     u = et - man
     shift = u - q
     rest = False

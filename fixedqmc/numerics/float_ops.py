@@ -92,6 +92,7 @@ from fixedqmc.numerics.float_format import (
     round_significand,
     rounding_code,
     split_bits,
+    target_exponent,
 )
 from fixedqmc.numerics.wideint import divlu, isqrt_shifted, mul_u64_wide
 
@@ -174,13 +175,9 @@ def round_exact(neg, w1, w0, q, sticky, P, mode, seed, i, var):
     man, emin, emax, nmax, subn, sat, fn, max_bits = P
     sign = SIGN_BIT if neg else _U0
     L = (bit_length(w1) + 64) if w1 != _U0 else bit_length(w0)
-    ex = q + L - 1
-    if ex < emin:
-        if not subn:
-            return sign, EV_UNDER
-        et = emin
-    else:
-        et = ex
+    et = target_exponent(q + L - 1, emin, subn)
+    if et < emin:  # below the normal range, subnormals flushed
+        return sign, EV_UNDER
     u = et - man
     s = u - q
     rest = sticky

@@ -75,7 +75,7 @@ def run_tables(n: int = 10_000_000, repeats: int = 5, seed: int = 0) -> pd.DataF
         f = ev(s, log=OverflowLog()).values
         ref = f if ref is None else ref
         kp = ev.precision
-        formats = "" if kp.kind != "fixed" else ", ".join(
+        formats = "" if kp.kind != "formats" else ", ".join(
             f"{v}={kp.format_of(v)}" for v in ("s", "t", "u", "a", "y"))
         rows.append({"precision": prec, "elements": n, "kernel_per_s": n / t_kernel,
                      "call_per_s": n / t_call,

@@ -45,6 +45,12 @@ rounding decision are read off ``W``'s bits, with ``sticky`` only as the "below"
   with ``e`` of the parity of ``q`` and ``L + e`` in ``{241, 242}`` (so ``W >= 2**120``),
   ``q' = (q - e) / 2``, ``sticky = remainder != 0``: the same argument as for ``div``.
 
+Fast path: an operation whose float64 result is finite, nonzero, far from underflow and
+*exact* (its TwoSum error, or the fused multiply-add residual ``a*b - r``, ``r*b - a``,
+``r*r - a``, is zero) casts that result: the one rounding of the exact result, in every
+mode.  Products of narrow formats (``2 (M + 1) <= 53``) and sums of operands of close
+exponents are exact in float64, so most operations of a narrow-format kernel take it.
+
 Special values (IEEE 754): NaN in, NaN out; ``inf - inf``, ``0 * inf``, ``0/0``, ``inf/inf``
 and ``sqrt(x < 0)`` give NaN; ``x / 0`` gives a signed infinity; an infinity result is then
 cast into the format as ``round_to_format`` casts ``inf`` (``+-max`` if ``saturate``, NaN in
@@ -87,6 +93,7 @@ from fixedqmc.numerics.float_format import (
     TOWARD_NEG,
     as_float_format,
     bit_length,
+    cast_bits,
     chunked,
     format_params,
     round_significand,
@@ -197,7 +204,7 @@ def round_exact(neg, w1, w0, q, sticky, P, mode, seed, i, var):
 
 # ------------------------------------------------------------- operations on bits --
 @njit(nogil=True, cache=True)
-def add_bits(ab, bb, P, mode, seed, i, var):
+def _add_exact(ab, bb, P, mode, seed, i, var):
     """Correctly rounded ``a + b`` on float64 bit patterns: (bits, events)."""
     xa = (ab >> np.uint64(52)) & _EXP
     xb = (bb >> np.uint64(52)) & _EXP
@@ -264,7 +271,7 @@ def add_bits(ab, bb, P, mode, seed, i, var):
 
 
 @njit(nogil=True, cache=True)
-def mul_bits(ab, bb, P, mode, seed, i, var):
+def _mul_exact(ab, bb, P, mode, seed, i, var):
     """Correctly rounded ``a * b`` on float64 bit patterns: (bits, events)."""
     sign = (ab ^ bb) & SIGN_BIT
     xa = (ab >> np.uint64(52)) & _EXP
@@ -288,7 +295,7 @@ def mul_bits(ab, bb, P, mode, seed, i, var):
 
 
 @njit(nogil=True, cache=True)
-def div_bits(ab, bb, P, mode, seed, i, var):
+def _div_exact(ab, bb, P, mode, seed, i, var):
     """Correctly rounded ``a / b`` on float64 bit patterns: (bits, events)."""
     sign = (ab ^ bb) & SIGN_BIT
     xa = (ab >> np.uint64(52)) & _EXP
@@ -324,7 +331,7 @@ def div_bits(ab, bb, P, mode, seed, i, var):
 
 
 @njit(nogil=True, cache=True)
-def sqrt_bits(ab, P, mode, seed, i, var):
+def _sqrt_exact(ab, P, mode, seed, i, var):
     """Correctly rounded ``sqrt(a)`` on a float64 bit pattern: (bits, events)."""
     if _is_nan(ab):
         return _cast_special(ab, P)
@@ -342,6 +349,76 @@ def sqrt_bits(ab, P, mode, seed, i, var):
     root, inexact = isqrt_shifted(s, np.int64(e))
     return round_exact(False, root[1], root[0], (q - e) // 2, inexact, P, mode, seed, i,
                        var)
+
+
+# ------------------------------------------------ the operations, fast path first --
+# A float64 result that is *exact* (checked by an error-free transformation: TwoSum for
+# add, a fused multiply-add for the residual of mul, div and sqrt) and finite, normal and
+# nonzero is the exact result, so its cast is the one rounding of every mode (stochastic
+# included: the whole dropped fraction is in it).  Other cases take the exact 128-bit path.
+_TINY = 2.0 ** -960  # residuals of products above this cannot underflow
+
+
+@intrinsic
+def _fma(typingctx, x, y, z):
+    """``x * y + z`` with one rounding (LLVM's fma: one instruction with FMA hardware)."""
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+@njit(**_J)
+def _exact_enough(r):
+    """A float64 result the fast path may take: finite, and nonzero and normal far enough
+    above underflow that its residual is exact."""
+    a = abs(r)
+    return _TINY <= a < np.inf
+
+
+@njit(nogil=True, cache=True)
+def add_bits(ab, bb, P, mode, seed, i, var):
+    """Correctly rounded ``a + b`` on float64 bit patterns: (bits, events)."""
+    a, b = from_bits(ab), from_bits(bb)
+    s = a + b
+    if _exact_enough(s):
+        bv = s - a
+        if (a - (s - bv)) + (b - bv) == 0.0:
+            return cast_bits(as_bits(s), 0, P, mode, seed, i, var)
+    return _add_exact(ab, bb, P, mode, seed, i, var)
+
+
+@njit(nogil=True, cache=True)
+def mul_bits(ab, bb, P, mode, seed, i, var):
+    """Correctly rounded ``a * b`` on float64 bit patterns: (bits, events)."""
+    a, b = from_bits(ab), from_bits(bb)
+    r = a * b
+    if _exact_enough(r) and _fma(a, b, -r) == 0.0:
+        return cast_bits(as_bits(r), 0, P, mode, seed, i, var)
+    return _mul_exact(ab, bb, P, mode, seed, i, var)
+
+
+@njit(nogil=True, cache=True)
+def div_bits(ab, bb, P, mode, seed, i, var):
+    """Correctly rounded ``a / b`` on float64 bit patterns: (bits, events)."""
+    a, b = from_bits(ab), from_bits(bb)
+    if _exact_enough(a) and _exact_enough(b):
+        r = a / b
+        if _exact_enough(r) and _fma(r, b, -a) == 0.0:
+            return cast_bits(as_bits(r), 0, P, mode, seed, i, var)
+    return _div_exact(ab, bb, P, mode, seed, i, var)
+
+
+@njit(nogil=True, cache=True)
+def sqrt_bits(ab, P, mode, seed, i, var):
+    """Correctly rounded ``sqrt(a)`` on a float64 bit pattern: (bits, events)."""
+    a = from_bits(ab)
+    if a > 0.0 and _exact_enough(a):
+        r = np.sqrt(a)
+        if _fma(r, r, -a) == 0.0:
+            return cast_bits(as_bits(r), 0, P, mode, seed, i, var)
+    return _sqrt_exact(ab, P, mode, seed, i, var)
 
 
 # ------------------------------------------------------- scalar float64 functions --

@@ -6,7 +6,9 @@ in one buffer (:func:`acc_array`, :func:`acc_array_clear`, :func:`acc_array_add`
 Each term is rounded once into the sum variable's format, the terms are added exactly in a
 register wide enough for all of them, and the total is overflow-handled once into the
 format.  An exact sum is associative, so a loop of them is a reduction and vectorises; fixed
-results do not depend on the order of the terms.
+results do not depend on the order of the terms.  A sum in a float format (run-time
+formats) is what a float accumulator does: each term rounded once into the format, then
+each partial sum rounded once, in the kernel's order of the terms.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ import numpy as np
 from numba import njit
 from numba.extending import intrinsic, overload
 
+from fixedqmc.numerics import float_ops as FO
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics import wideint as W
+from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_convert import convert
-from fixedqmc.numerics.kernel_core import (count_event, emit_result, format_row,
+from fixedqmc.numerics.kernel_core import (count_event, emit_result, float_from_bits,
+                                           float_params, float_result, format_row,
                                            is_fixed_context, is_quiet_context,
                                            is_runtime_context, operation_stub, record_range,
                                            runtime_convert, runtime_float_into, runtime_format,
@@ -93,6 +98,12 @@ def _acc_add(e, acc, x, v):
         def runtime(e, acc, x, v):
             sa, wa, fa, _, _ = runtime_format(e, x[1])
             so, wo, fo, rnd, ovf = runtime_format(e, v)
+            if wo == -2:  # float format: the term rounded into v, then each sum rounded
+                vo = np.int64(v)
+                t = runtime_convert(e, x[0], sa, wa, fa, vo)
+                s = float_result(e, FO.add_bits(as_bits(acc[1]), np.uint64(t),
+                                                float_params(e, vo), rnd, e[2], e[3], vo), vo)
+                return (acc[0], float_from_bits(s))
             if wo <= 0:  # float64 sum (profiled: the term's range is recorded)
                 t = runtime_value(x[0], sa, wa, fa)
                 if wo == -1:
@@ -117,6 +128,8 @@ def _acc_value(e, acc, v):
     if is_runtime_context(e):
         def runtime(e, acc, v):
             so, wo, fo, rnd, ovf = runtime_format(e, v)
+            if wo == -2:  # float format: the sum is in v's format already
+                return (np.int64(as_bits(acc[1])), v)
             if wo <= 0:
                 return (runtime_float_into(e, acc[1], np.int64(v), so, wo, fo, rnd, ovf), v)
             r, ev = Q.store(acc[0], so, wo, ovf)

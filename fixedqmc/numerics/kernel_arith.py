@@ -5,7 +5,8 @@ Float contexts: the float cast and the float operation.  Fixed contexts with for
 in: the exact operation of :mod:`~fixedqmc.numerics.quantize` rounded once into the output
 variable's format (the machine-word forms of :mod:`~fixedqmc.numerics.narrow` where the
 formats allow them), inlined at numba-IR level.  Run-time formats: one compiled routine for
-every format (``_rt_binary``).  See :mod:`fixedqmc.numerics.kernel_core`.
+every format (``_rt_binary``), float formats included (:mod:`~fixedqmc.numerics.float_ops`:
+the exact result rounded once).  See :mod:`fixedqmc.numerics.kernel_core`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from fixedqmc.numerics import float_ops as FO
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics.float_format import SIGN_BIT
+from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
-                                           emit_result, format_row, is_fixed_context,
+                                           emit_result, float_params, float_result,
+                                           format_row, is_fixed_context,
                                            is_quiet_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
                                            runtime_format, runtime_from_float, runtime_value)
@@ -72,12 +77,22 @@ def _const(e, x, v):
 def _rt_binary(op, e, ra, va, rb_, vb, vo):
     """Run-time-format add (op 0), sub (1) or mul (2): one compiled routine for every format.
 
-    Fixed operands and output: the exact operation rounded once.  A float64 output (format
-    row of zeros): the operation in float64 on the operands' values.  A float64 operand
-    and a fixed output: the float64 result rounded once into the output format."""
+    Fixed operands and output: the exact operation rounded once.  A float-format output:
+    the exact operation on the operands' values rounded once into it.  A float64 output
+    (format row of zeros): the operation in float64 on the operands' values.  A float64
+    operand and a fixed output: the float64 result rounded once into the output format."""
     sa, wa, fa, _, _ = runtime_format(e, va)
     sb, wb, fb, _, _ = runtime_format(e, vb)
     so, wo, fo, rnd, ovf = runtime_format(e, vo)
+    if wo == -2:
+        a = as_bits(runtime_value(ra, sa, wa, fa))
+        b = as_bits(runtime_value(rb_, sb, wb, fb))
+        P = float_params(e, vo)
+        if op == 2:
+            return float_result(e, FO.mul_bits(a, b, P, rnd, e[2], e[3], vo), vo)
+        if op == 1:
+            b = b ^ SIGN_BIT
+        return float_result(e, FO.add_bits(a, b, P, rnd, e[2], e[3], vo), vo)
     if wo <= 0 or wa <= 0 or wb <= 0:
         a = runtime_value(ra, sa, wa, fa)
         b = runtime_value(rb_, sb, wb, fb)

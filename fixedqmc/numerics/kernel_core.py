@@ -54,14 +54,21 @@ This module holds what those operation modules share, for writing a new operatio
   rounding, :func:`count_event`, :func:`emit_result` and :func:`flag_of` count overflow
   events or carry them in quiet values, and :func:`runtime_value`,
   :func:`runtime_float_into`, :func:`runtime_from_float`, :func:`runtime_convert`,
-  :func:`record_range` and :func:`float_from_bits` are the steps of run-time-format
+  :func:`record_range`, :func:`float_from_bits`, :func:`float_params`,
+  :func:`float_result` and :func:`count_float_events` are the steps of run-time-format
   operations;
 * :func:`operation_stub` makes the Python-level name of an operation, and
   :func:`binary_overload` the overload of a binary operation for every context kind.
 
 Format rows are ``(signed, word bits, frac bits, rounding code, overflow code)``; a run-time
 row with word 0 marks a float64 variable (its value travels as its bit pattern), word -1 a
-profiled float64 variable whose results update range statistics at column ``frac``.
+profiled float64 variable whose results update range statistics at column ``frac``, word -2
+a variable in a floating-point format ``(E, -2, M, rounding code, options)`` (options:
+:meth:`~fixedqmc.numerics.kernel_spec.KernelPrecision.table`; its value travels as the bit
+pattern of the float64 that equals it, :func:`float_params` gives the format's parameters
+and :func:`count_float_events` counts its events).  A float-format result is the exact
+result of its operands' values rounded once (:mod:`fixedqmc.numerics.float_ops`); a fixed
+operand's value enters as a float64, exact for words of at most 53 significant bits.
 """
 
 from __future__ import annotations
@@ -73,6 +80,8 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
+from fixedqmc.numerics import float_format as FF
+from fixedqmc.numerics import float_ops as FO
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.kernel_types import FormatTableType
 from fixedqmc.numerics.modes import STOCHASTIC
@@ -271,12 +280,55 @@ def record_range(row, base, x):
         _poke(row, base + 3, _f2i(a))
 
 
+@njit(nogil=True, cache=True)
+def float_params(e, v):
+    """The parameters ``P`` (:func:`fixedqmc.numerics.float_format.format_params`) of the
+    float format of variable v, a run-time row ``(E, -2, M, rounding, options)``."""
+    b = np.int64(v) * 5
+    E, M, opts = _peek(e[0], b), _peek(e[0], b + 2), _peek(e[0], b + 4)
+    fn = (opts & 4) != 0
+    bias = (np.int64(1) << (E - 1)) - 1
+    emax = bias + np.int64(fn)
+    nmax = (np.uint64(1) << np.uint64(M + 1)) - np.uint64(1) - np.uint64(fn)
+    return (M, 1 - bias, emax, nmax, (opts & 1) != 0, (opts & 2) != 0, fn,
+            FF.value_bits(np.uint64(0), nmax, emax - M))
+
+
+@njit(nogil=True)
+def count_float_events(e, ev, v):
+    """Count the events ``ev`` (flags of :mod:`~fixedqmc.numerics.float_format`) of a
+    float-format result of variable v: an overflow in v's column, underflow, subnormal and
+    NaN in the three columns named by v's options (``options >> 8``)."""
+    if ev:
+        if ev & FF.EV_OVER:
+            _bump(e[1], v)
+        c = _peek(e[0], np.int64(v) * 5 + 4) >> 8
+        if ev & FF.EV_UNDER:
+            _bump(e[1], c)
+        if ev & FF.EV_SUB:
+            _bump(e[1], c + 1)
+        if ev & FF.EV_NAN:
+            _bump(e[1], c + 2)
+
+
+@njit(nogil=True)
+def float_result(e, bits_ev, v):
+    """The word of a float-format result ``(float64 bits, events)`` of variable v, its
+    events counted."""
+    count_float_events(e, bits_ev[1], v)
+    return np.int64(bits_ev[0])
+
+
 @njit(nogil=True)
 def runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf):
     """A float64 result into output variable vo (its bits if vo is float64; profiled
-    float64 (word -1) also records x in the statistics at column ``fo``)."""
+    float64 (word -1) also records x in the statistics at column ``fo``; a float format
+    (word -2) rounds it once)."""
     if wo == -1:
         record_range(e[1], fo, x)
+    if wo == -2:
+        return float_result(e, FF.cast_bits(FO.as_bits(x), 0, float_params(e, vo), rnd, e[2],
+                                            e[3], vo), vo)
     if wo <= 0:
         return _f2i(x)
     r, ev = Q.from_float_raw(x, so, wo, fo, rnd, ovf, rounding_bits(e, vo, rnd))
@@ -294,8 +346,16 @@ def runtime_from_float(e, x, vo):
 
 @njit(nogil=True, cache=True)
 def runtime_convert(e, ra, sa, wa, fa, vo):
-    """A word (word bits ``wa``, 0: float64) into run-time variable vo."""
+    """A word (word bits ``wa``, 0 and below: a float64 bit pattern) into run-time variable
+    vo; a fixed word into a float format is rounded once from its exact value."""
     so, wo, fo, rnd, ovf = runtime_format(e, vo)
+    if wa > 0 and wo == -2:
+        neg = sa and ra < 0
+        mag = np.uint64(-ra) if neg else np.uint64(ra)
+        if mag == np.uint64(0):
+            return np.int64(0)
+        return float_result(e, FO.round_exact(neg, np.uint64(0), mag, -fa, False,
+                                              float_params(e, vo), rnd, e[2], e[3], vo), vo)
     if wa <= 0 or wo <= 0:
         return runtime_float_into(e, runtime_value(ra, sa, wa, fa), vo, so, wo, fo, rnd, ovf)
     r, ev = Q.add_raw(ra, sa, fa, np.int64(0), True, fa, so, wo, fo, rnd, ovf,

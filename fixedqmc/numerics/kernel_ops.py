@@ -15,7 +15,12 @@ output variable id ``v`` (a compile-time integer).  One kernel source serves eve
   format with v's rounding and overflow modes) or the table methods of
   :mod:`fixedqmc.numerics.transcendental` (stated error bounds);
 * run-time formats with float64 (or profiled) variables: the float64 operation, rounded into
-  v's format if v is fixed (and recorded if v is profiled).
+  v's format if v is fixed (and recorded if v is profiled);
+* a float-format output v (run-time formats): div, recip and sqrt exact, rounded once into
+  v (:mod:`~fixedqmc.numerics.float_ops`); floor, round_int, abs_, minimum, maximum and
+  select exact in float64, so rounded once too; rsqrt, exp, cos, sin (and their turns forms)
+  the float64 operation then one rounding into v: within v's rounding error plus
+  the float64 operation's (``docs/kernel_operations.md``).
 
 Built on the operation core :mod:`fixedqmc.numerics.kernel_core`, like the operations that
 :mod:`fixedqmc.numerics.kernel` exports (the binary ones through its one factory,
@@ -32,10 +37,13 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
 from fixedqmc.numerics import exact_ops as X
+from fixedqmc.numerics import float_ops as FO
 from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.float_exp import exp32, exp64
+from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
-                                           emit_result, flag_of, format_row, is_fixed_context,
+                                           emit_result, flag_of, float_params, float_result,
+                                           format_row, is_fixed_context,
                                            is_runtime_context, operation_stub, rounding_bits,
                                            runtime_float_into, runtime_format, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
@@ -86,6 +94,10 @@ _BINARY = {
     "minimum": (X.min_raw, lambda dt: lambda x, y: min(x, y)),
     "maximum": (X.max_raw, lambda dt: lambda x, y: max(x, y)),
 }
+_SQRT = list(_UNARY).index("sqrt")
+_DIV = list(_BINARY).index("div")
+assert list(_UNARY)[:2] == ["recip", "sqrt"]  # _rt_unary's exact float-format cases
+_ONE_BITS = np.uint64(0x3FF0000000000000)  # 1.0
 _F64_UNARY = tuple(njit(m(np.float64), nogil=True) for _, m in _UNARY.values())
 _F64_BINARY = tuple(njit(m(np.float64), nogil=True) for _, m in _BINARY.values())
 
@@ -116,6 +128,12 @@ def _rt_unary(op, e, ra, va, vo):
     for every format; float64 operand or output: the float64 operation."""
     sa, wa, fa, _, _ = runtime_format(e, va)
     so, wo, fo, rnd, ovf = runtime_format(e, vo)
+    if wo == -2 and op <= _SQRT:  # recip and sqrt: exact, rounded once
+        P = float_params(e, vo)
+        a = as_bits(runtime_value(ra, sa, wa, fa))
+        if op == _SQRT:
+            return float_result(e, FO.sqrt_bits(a, P, rnd, e[2], e[3], vo), vo)
+        return float_result(e, FO.div_bits(_ONE_BITS, a, P, rnd, e[2], e[3], vo), vo)
     if wa <= 0 or wo <= 0:
         x = _f64_unary(op, runtime_value(ra, sa, wa, fa))
         return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)
@@ -130,6 +148,11 @@ def _rt_binary(op, e, ra, va, rb, vb, vo):
     sa, wa, fa, _, _ = runtime_format(e, va)
     sb, wb, fb, _, _ = runtime_format(e, vb)
     so, wo, fo, rnd, ovf = runtime_format(e, vo)
+    if wo == -2 and op == _DIV:  # exact, rounded once
+        return float_result(e, FO.div_bits(as_bits(runtime_value(ra, sa, wa, fa)),
+                                           as_bits(runtime_value(rb, sb, wb, fb)),
+                                           float_params(e, vo), rnd, e[2], e[3], vo),
+                            vo)
     if wa <= 0 or wb <= 0 or wo <= 0:
         x = _f64_binary(op, runtime_value(ra, sa, wa, fa), runtime_value(rb, sb, wb, fb))
         return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)

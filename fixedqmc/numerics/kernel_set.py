@@ -50,7 +50,7 @@ def formats_of(precisions: dict) -> dict:
     out = {}
     for k, kp in precisions.items():
         for v in kp.spec.names:
-            out[f"{k}.{v}"] = str(kp.format_of(v)) if kp.kind == "fixed" else kp.kind
+            out[f"{k}.{v}"] = kp.format_name(v)
     return out
 
 
@@ -68,7 +68,7 @@ class KernelSet:
         self.precisions: dict[str, KernelPrecision] = {}
         for name, spec in self.specs.items():
             kp = spec.resolve(self.policy, ranges.get(name))
-            self.precisions[name] = kp.at_runtime() if runtime and kp.kind == "fixed" else kp
+            self.precisions[name] = kp.at_runtime() if runtime and kp.kind == "formats" else kp
         self.seed = int(seed)
         self.log = OverflowLog()
         self._profiles: dict | None = None  # profiling: one context per kernel

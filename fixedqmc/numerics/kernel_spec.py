@@ -15,10 +15,12 @@ import numpy as np
 
 from fixedqmc.errors import FixedOverflowError, FixedQMCError
 from fixedqmc.numerics.fixed import Fixed
+from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, round_with_events
+from fixedqmc.numerics.float_format import rounding_code as float_rounding_code
 from fixedqmc.numerics.kernel_elements import N_CHUNKS
 from fixedqmc.numerics.kernel_types import FormatTable, TypedContext
 from fixedqmc.numerics.modes import overflow_code, rounding_code
-from fixedqmc.numerics.overflow import OverflowLog, default_log
+from fixedqmc.numerics.overflow import FLOAT_EVENT_KINDS, OverflowLog, default_log
 from fixedqmc.numerics.policy import PrecisionPolicy, format_for_range, parse_precision
 from fixedqmc.numerics.qformat import QFormat
 
@@ -63,35 +65,54 @@ class KernelSpec:
                 ) -> "KernelPrecision":
         """Formats for every variable under a policy.
 
-        ``ranges`` (variable -> (lo, hi), e.g. from a range profile) overrides the declared
-        ranges when a width-only spec ``fixed:W`` sizes the integer bits.
+        A kernel whose precision is float64 or float32 and none of whose variables the
+        policy names runs in that float type; any other kernel gets a format per variable:
+        a fixed-point :class:`QFormat` or a :class:`FloatFormat` (its variables that the
+        policy does not name get the kernel's precision, float64 and float32 as the
+        formats e11m52 and e8m23).  ``ranges`` (variable -> (lo, hi), e.g. from a range
+        profile) overrides the declared ranges when a width-only spec ``fixed:W`` sizes
+        the integer bits.
         """
         policy = parse_precision(policy)
         kp = policy.for_kernel(self.name)
-        if kp.kind != "fixed" and not any(k == self.name for k, _ in policy.variables):
+        if kp.kind in NATIVE_FLOATS and not any(k == self.name for k, _ in policy.variables):
             return KernelPrecision(self, kp.kind, (), (), ())
-        if kp.kind != "fixed":
-            raise FixedQMCError(
-                f"kernel {self.name!r} runs in {kp.kind} but the spec gives some of its "
-                "variables fixed formats; give the kernel a fixed precision too"
-            )
         fmts, rnds, ovfs = [], [], []
         for v in self.variables:
             p = policy.for_variable(self.name, v.name)
-            if p.fmt is not None:
+            if p.kind in NATIVE_FLOATS:
+                fmt = NAMED_FORMATS[p.kind]
+            elif p.kind == "float":
+                fmt = p.fmt
+            elif p.fmt is not None:
                 fmt = p.fmt
             else:
                 lo, hi = (ranges or {}).get(v.name, (v.lo, v.hi))
                 fmt = format_for_range(lo, hi, p.word_bits, f"{self.name}.{v.name}")
             fmts.append(fmt)
-            rnds.append(p.rounding)
-            ovfs.append(p.overflow)
-        return KernelPrecision(self, "fixed", tuple(fmts), tuple(rnds), tuple(ovfs))
+            floating = isinstance(fmt, FloatFormat)
+            rnds.append(fmt.rounding if floating else p.rounding)
+            ovfs.append(fmt.overflow if floating else p.overflow)
+        # float formats (float64 too) are read at run time: no typed form of their rows
+        return KernelPrecision(self, "formats", tuple(fmts), tuple(rnds), tuple(ovfs),
+                               runtime=any(isinstance(f, FloatFormat) for f in fmts))
+
+
+#: the precisions that run in the machine's own float arithmetic
+NATIVE_FLOATS = ("float64", "float32")
+
+
+def _is_native64(fmt) -> bool:
+    """Whether a float format is float64 itself (nearest even, IEEE): its correctly rounded
+    operations are the machine's float64 operations, so its values need no rounding."""
+    return fmt == NAMED_FORMATS["float64"]
 
 
 @dataclass(frozen=True)
 class KernelPrecision:
-    """A kernel's resolved precision: float64, float32, or a format per variable."""
+    """A kernel's resolved precision: ``kind`` float64 or float32 (the machine's
+    arithmetic), ``formats`` (a format per variable: :class:`QFormat` fixed point or
+    :class:`FloatFormat`, with its rounding and overflow modes) or ``profile``."""
 
     spec: KernelSpec
     kind: str
@@ -132,17 +153,47 @@ class KernelPrecision:
     def dtype(self):
         if self.runtime:
             return np.int64
-        return {"float64": np.float64, "float32": np.float32, "fixed": np.int64}[self.kind]
+        return {"float64": np.float64, "float32": np.float32, "formats": np.int64}[self.kind]
 
-    def format_of(self, name: str) -> QFormat:
+    def format_of(self, name: str):
+        """The format (:class:`QFormat` or :class:`FloatFormat`) of variable ``name``."""
         return self.formats[self.spec.index(name)]
 
+    def format_name(self, name: str) -> str:
+        """The format of variable ``name`` as its spec string (a float format's name if it
+        has one, e.g. ``bfloat16``), or the float type."""
+        if self.kind != "formats":
+            return self.kind
+        fmt = self.format_of(name)
+        return next((k for k, f in NAMED_FORMATS.items() if f == fmt), str(fmt))
+
+    @cached_property
+    def float_variables(self) -> tuple:
+        """Indices of the variables in an emulated float format (not float64 itself)."""
+        return tuple(i for i, f in enumerate(self.formats)
+                     if isinstance(f, FloatFormat) and not _is_native64(f))
+
     def table(self) -> tuple:
-        """Per variable (signed, word bits, frac bits, rounding code, overflow code)."""
-        return tuple(
-            (int(f.signed), f.word_bits, f.frac_bits, rounding_code(r), overflow_code(o))
-            for f, r, o in zip(self.formats, self.roundings, self.overflows)
-        )
+        """Per variable a row of five integers, the format as the compiled operations read
+        it: fixed point ``(signed, word bits, frac bits, rounding code, overflow code)``;
+        float64 ``(0, 0, 0, 0, 0)``; a float format ``(E, -2, M, rounding code, options)``
+        with options ``subnormals + 2 saturate + 4 fn + 256 c``, ``c`` the first of the
+        variable's three columns of underflow, subnormal and NaN counts in the event rows
+        (after the n columns of overflow counts)."""
+        n = len(self.formats)
+        rows = []
+        for i, (f, r, o) in enumerate(zip(self.formats, self.roundings, self.overflows)):
+            if isinstance(f, FloatFormat):
+                if _is_native64(f):
+                    rows.append((0, 0, 0, 0, 0))
+                    continue
+                opts = (int(f.subnormals) + 2 * (f.overflow == "saturate") + 4 * int(f.fn)
+                        + 256 * (n + 3 * i))
+                rows.append((f.exp_bits, -2, f.man_bits, float_rounding_code(r), opts))
+            else:
+                rows.append((int(f.signed), f.word_bits, f.frac_bits, rounding_code(r),
+                             overflow_code(o)))
+        return tuple(rows)
 
     def context(self, seed: int = 0):
         """The context argument of a compiled kernel for this precision.
@@ -150,9 +201,12 @@ class KernelPrecision:
         Typed (default): a float of the kernel's type, or for fixed point a context whose
         *type* holds the format table, so each set of formats is compiled into its own
         specialisation (fastest to run; a compilation per set of formats).  Run time
-        (:meth:`at_runtime`): the format table is an array read as the kernel runs (rows
-        of zeros for float64 variables), so one compilation serves every width and every
-        mix of fixed and float64 kernels.  Both give bit-identical results."""
+        (:meth:`at_runtime`, and always with float formats): the format table is an array
+        read as the kernel runs (rows of zeros for float64 variables), so one compilation
+        serves every width and every mix of fixed point, float formats and float64.  Both
+        give bit-identical results.  With float formats the event rows hold, after the
+        overflow counts, three columns per variable (underflows to zero, subnormal
+        results, NaNs)."""
         if self.runtime:
             n = len(self.spec.variables)
             if self.kind == "profile":  # word -1: float64, statistics at column n + 4 i
@@ -161,8 +215,9 @@ class KernelPrecision:
                 events = np.concatenate([np.zeros((N_CHUNKS, n), np.int64),
                                          np.tile(init, (N_CHUNKS, n))], axis=1)
             else:
-                table = self.table() if self.kind == "fixed" else ((0, 0, 0, 0, 0),) * n
-                events = np.zeros((N_CHUNKS, n), np.int64)
+                table = self.table() if self.kind == "formats" else ((0, 0, 0, 0, 0),) * n
+                width = 4 * n if self.float_variables else n
+                events = np.zeros((N_CHUNKS, width), np.int64)
             return (np.array(table, np.int64).reshape(n, 5), events, np.uint64(seed))
         if self.kind == "float64":
             return np.float64(0.0)
@@ -179,46 +234,65 @@ class KernelPrecision:
 
     def encode(self, name: str, x, seed: int = 0, log: OverflowLog | None = None) -> np.ndarray:
         """Kernel input for variable ``name``: floats of the kernel's type, or raw words
-        (conversion overflow is counted under the variable's name); always a writable
-        C-contiguous array, so that the compiled kernel's argument types do not vary."""
-        if self.kind != "fixed":
+        (fixed point; float formats and float64 as float64 bit patterns, a float format's
+        values rounded once into it); conversion events are counted under the variable's
+        name.  Always a writable C-contiguous array, so that the compiled kernel's argument
+        types do not vary."""
+        if self.kind != "formats":
             out = np.require(x, dtype=np.float32 if self.kind == "float32" else np.float64,
                              requirements=["C", "W"])
             return out.view(np.int64) if self.runtime else out
         i = self.spec.index(name)
-        fx = Fixed.from_float(x, self.formats[i], self.roundings[i], self.overflows[i],
-                              name=f"{self.spec.name}.{name}", log=log, seed=seed)
+        fmt, key = self.formats[i], f"{self.spec.name}.{name}"
+        if isinstance(fmt, FloatFormat):
+            x = np.asarray(x, np.float64)
+            if i in self.float_variables:
+                x, counts = round_with_events(x, fmt, self.roundings[i], seed, i)
+                log = default_log if log is None else log
+                log.record(key, counts["overflow"], 0, str(fmt), fmt.overflow,
+                           kinds={k: counts[k] for k in FLOAT_EVENT_KINDS})
+            return np.require(x, np.float64, requirements=["C", "W"]).view(np.int64)
+        fx = Fixed.from_float(x, fmt, self.roundings[i], self.overflows[i], name=key, log=log,
+                              seed=seed)
         # writable: kernels are compiled per array type, read-only being part of it
         return np.require(fx.raw, requirements=["C", "W"])
 
     def decode(self, name: str, y: np.ndarray) -> np.ndarray:
         """Kernel output of variable ``name`` as float64 values."""
-        if self.kind != "fixed":
+        if self.kind != "formats" or isinstance(self.format_of(name), FloatFormat):
             y = np.ascontiguousarray(y)
             return y.view(np.float64) if self.runtime else np.asarray(y, dtype=np.float64)
         # a view: Fixed freezes its words, which must not make the caller's array read-only
         return Fixed(np.asarray(y, np.int64).view(), self.format_of(name)).to_float()
 
     def report(self, ctx, log: OverflowLog | None = None) -> dict:
-        """Record a fixed run's overflow events in ``log`` and return them per variable;
-        raise for variables in ``raise`` mode that overflowed."""
-        if self.kind != "fixed":
+        """Record a run's overflow events (and a float format's underflows, subnormal
+        results and NaNs) in ``log`` and return the overflow counts per variable; raise for
+        variables in ``raise`` mode that overflowed."""
+        if self.kind != "formats":
             return {}
-        counts = ctx[1].sum(axis=0).tolist()
+        n = len(self.formats)
+        all_counts = ctx[1].sum(axis=0).tolist()
+        counts = all_counts[:n]
         log = default_log if log is None else log
         keys = self._log_keys
         if log.registered.get(self.spec.name) is not self:
             # the first report of this precision into this log: every format and mode (later
             # reports only add events; the per-variable loop cost 20-30 us per call)
-            for key, fmt, ovf in zip(keys, self.formats, self.overflows):
-                log.record(key, 0, 0, str(fmt), ovf)
+            for i, (key, ovf) in enumerate(zip(keys, self.overflows)):
+                log.record(key, 0, 0, self.format_name(self.spec.names[i]), ovf)
             log.registered[self.spec.name] = self
-        for key, n, fmt, ovf in zip(keys, counts, self.formats, self.overflows):
-            if n:
-                log.record(key, n, 0, str(fmt), ovf)
+        for i in self.float_variables:
+            kinds = dict(zip(FLOAT_EVENT_KINDS, all_counts[n + 3 * i:n + 3 * i + 3]))
+            if any(kinds.values()):
+                log.record(keys[i], 0, 0, kinds=kinds)
+        for key, k, ovf in zip(keys, counts, self.overflows):
+            if k:
+                log.record(key, k, 0)
                 if ovf == "raise":
                     raise FixedOverflowError(
-                        f"{n} value(s) of {key} do not fit {fmt} under overflow='raise'")
+                        f"{k} value(s) of {key} do not fit {log.formats.get(key, '')} under "
+                        "overflow='raise'")
         return dict(zip(self.spec.names, counts))
 
     @cached_property

@@ -7,12 +7,23 @@ Grammar (whitespace ignored)::
     target    := "default" | kernel | kernel "." variable
     precision := "float64" | "float32"
                | "fixed:" (qformat | word_bits) [":" rounding [":" overflow]]
+               | float_format
+
+``float_format`` is a floating-point format of any width (the grammar of
+:mod:`fixedqmc.numerics.float_format`): ``float:e<E>m<M>[:rounding][:options]`` or a name,
+``bfloat16``, ``float16``, ``tf32``, ``fp8e4m3``, ``fp8e5m2`` (``float32`` and ``float64``
+with a rounding or options, e.g. ``float32:toward_zero``, are emulated formats too; plain
+``float32`` and ``float64`` are the machine's own arithmetic).
 
 Examples: ``float64``; ``float32``; ``fixed:Q1.36``; ``fixed:fxp-s38/36``; ``fixed:38``
 (38-bit words everywhere, each variable's integer bits from its declared or profiled range);
 ``default=float64,potential=fixed:32,wavefunction=float32``;
-``potential=fixed:40:floor:wrap,potential.u=fixed:UQ0.32``.  An item without a target sets the
-default.  Rounding defaults to ``half_even`` and overflow to ``saturate``.
+``potential=fixed:40:floor:wrap,potential.u=fixed:UQ0.32``; ``bfloat16``;
+``orbitals=bfloat16,orbitals.mo=float32`` (products in bfloat16, the MO sums in float32);
+``default=float:e6m9:stochastic``.  An item without a target sets the default; a variable may
+be given any precision (a kernel with some variables in formats runs every other variable
+in its kernel's precision, float64 or float32 emulated bit for bit).  Fixed-point rounding
+defaults to ``half_even`` and overflow to ``saturate``; float formats round to nearest even.
 
 The same string works on the command line (``--precision``), in TOML input files and in the
 Python API (:func:`parse_precision`).
@@ -25,6 +36,8 @@ import re
 from dataclasses import dataclass, field
 
 from fixedqmc.errors import FixedQMCError, FormatError, PrecisionSpecError
+from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
+from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.qformat import MAX_FRAC_BITS, MAX_WORD_BITS, QFormat
 
@@ -33,16 +46,19 @@ _TARGET_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 @dataclass(frozen=True)
 class Precision:
-    """How one kernel or variable computes: ``kind`` is float64, float32 or fixed; a fixed
+    """How one kernel or variable computes: ``kind`` is float64, float32 (the machine's
+    arithmetic), fixed or float (a :class:`FloatFormat` in ``fmt``, emulated); a fixed
     precision has either an explicit ``fmt`` or a ``word_bits`` width."""
 
     kind: str
-    fmt: QFormat | None = None
+    fmt: QFormat | FloatFormat | None = None
     word_bits: int | None = None
     rounding: str = "half_even"
     overflow: str = "saturate"
 
     def __str__(self) -> str:
+        if self.kind == "float":
+            return self.fmt.spec
         if self.kind != "fixed":
             return self.kind
         core = str(self.fmt) if self.fmt is not None else str(self.word_bits)
@@ -55,10 +71,16 @@ def parse_precision_item(text: str) -> Precision:
     if t in ("float64", "float32"):
         return Precision(t)
     if not t.startswith("fixed:"):
+        try:
+            return Precision("float", fmt=parse_float_format(t))
+        except PrecisionSpecError as exc:
+            if t.startswith("float:") or t.split(":")[0] in NAMED_FORMATS:
+                raise PrecisionSpecError(f"in precision {t!r}: {exc}") from None
         raise PrecisionSpecError(
             f"unknown precision {t!r}; allowed: 'float64', 'float32', 'fixed:<format>' "
             "(e.g. fixed:Q1.36, fixed:fxp-s38/36) or 'fixed:<word bits>' (e.g. fixed:38), "
-            "optionally followed by ':<rounding>[:<overflow>]'"
+            "optionally followed by ':<rounding>[:<overflow>]', or a float format "
+            f"'float:e<E>m<M>[:<rounding>][:<options>]' or one of {', '.join(NAMED_FORMATS)}"
         )
     parts = t[len("fixed:"):].split(":")
     if len(parts) > 3 or not parts[0]:
@@ -127,6 +149,20 @@ class PrecisionPolicy:
         return ",".join(items)
 
 
+def _items(spec: str) -> list:
+    """The items of a spec: its comma-separated pieces, where a piece that is a float
+    format's option (``saturate``, ...) belongs to the item before it
+    (``bfloat16:nosubnormals,saturate`` is one item)."""
+    items: list = []
+    for raw in spec.split(","):
+        piece = raw.strip()
+        if piece in FLOAT_OPTIONS and items and ":" in items[-1]:
+            items[-1] += "," + piece
+        else:
+            items.append(piece)
+    return items
+
+
 def parse_precision(spec: "str | PrecisionPolicy") -> PrecisionPolicy:
     """Parse a precision spec string (see module docstring)."""
     if isinstance(spec, PrecisionPolicy):
@@ -136,8 +172,7 @@ def parse_precision(spec: "str | PrecisionPolicy") -> PrecisionPolicy:
     default = None
     kernels: dict = {}
     variables: dict = {}
-    for raw in spec.split(","):
-        item = raw.strip()
+    for item in _items(spec):
         if not item:
             raise PrecisionSpecError(f"empty item in precision spec {spec!r}")
         if "=" in item:
@@ -157,11 +192,8 @@ def parse_precision(spec: "str | PrecisionPolicy") -> PrecisionPolicy:
             default = prec
         elif "." in target:
             k, v = target.split(".")
-            if prec.kind != "fixed":
-                raise PrecisionSpecError(
-                    f"{target}={prec_text}: a single variable can only be given a fixed format; "
-                    "set float precisions per kernel"
-                )
+            if (k, v) in variables:
+                raise PrecisionSpecError(f"precision spec {spec!r} sets variable {target} twice")
             variables[(k, v)] = prec
         else:
             if target in kernels:

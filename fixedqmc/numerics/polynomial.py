@@ -28,6 +28,7 @@ from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.kernel import (KernelSpec, Variable, add, at, chunk, chunk_bounds, load,
                                       mul, n_chunks, store)
 from fixedqmc.numerics.overflow import OverflowLog
+from fixedqmc.numerics.qformat import QFormat
 
 QUADRATIC = KernelSpec(
     "quadratic",
@@ -81,7 +82,7 @@ def evaluate_quadratic(a, b, c, u, precision="float64", *, seed: int = 0,
     bit-identical; :meth:`KernelPrecision.at_runtime`).
     """
     kp = QUADRATIC.resolve(precision)
-    if runtime and kp.kind == "fixed":
+    if runtime and kp.kind == "formats":
         kp = kp.at_runtime()
     arrays = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (a, b, c, u)))
     shape = arrays[0].shape
@@ -90,5 +91,6 @@ def evaluate_quadratic(a, b, c, u, precision="float64", *, seed: int = 0,
     ctx = kp.context(seed)
     quadratic_kernel(ctx, *ins, out)
     events = kp.report(ctx, log)
-    fixed = Fixed(out.reshape(shape), kp.format_of("y")) if kp.kind == "fixed" else None
+    fixed = (Fixed(out.reshape(shape), kp.format_of("y"))
+             if kp.kind == "formats" and isinstance(kp.format_of("y"), QFormat) else None)
     return KernelResult(kp.decode("y", out).reshape(shape), fixed, events)

@@ -93,6 +93,7 @@ from numba import njit, prange
 
 from fixedqmc.numerics import fixed as F
 from fixedqmc.numerics.fixed import Fixed
+from fixedqmc.numerics.float_format import FloatFormat
 from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable, at, chunk,
                                       chunk_bounds, load, n_chunks, store)
 from fixedqmc.errors import PrecisionSpecError
@@ -262,7 +263,7 @@ class TableEvaluator:
                     f"precision spec names variable {kernel}.{var}; kernel {KERNEL_NAME!r} "
                     f"has: {', '.join(spec.names)}")
         self.precision: KernelPrecision = spec.resolve(policy, ranges)
-        if runtime and self.precision.kind == "fixed":
+        if runtime and self.precision.kind == "formats":
             self.precision = self.precision.at_runtime()
         self.layout = (np.int64(_log2(table.n1)), np.int64(table.n_seg),
                        np.int64(_log2(table.n_bin)))
@@ -277,10 +278,14 @@ class TableEvaluator:
     def _constant(self, var: str, values, what: str) -> np.ndarray:
         kp = self.precision
         values = np.asarray(values, np.float64)
-        if kp.kind != "fixed":
+        if kp.kind != "formats":
             return np.ascontiguousarray(values, dtype=kp.dtype)
         i = kp.spec.index(var)
         log = OverflowLog()
+        if isinstance(kp.formats[i], FloatFormat):
+            words = kp.encode(var, values, self.seed, log)
+            self._check_fit(log, var, what, values)
+            return words
         fx = Fixed.from_float(values, kp.formats[i], kp.roundings[i], "saturate", log=log,
                               seed=self.seed)
         self._check_fit(log, var, what, values)
@@ -289,12 +294,17 @@ class TableEvaluator:
     def _coefficients(self, name: str) -> np.ndarray:
         kp, table = self.precision, self.table
         k1, k2 = f"{name}1", f"{name}2"
-        if kp.kind != "fixed":
+        if kp.kind != "formats":
             values = np.concatenate([getattr(table, k1), getattr(table, k2)])
             return np.ascontiguousarray(values, dtype=kp.dtype)
         i = kp.spec.index(name)
         fmt, rnd = kp.formats[i], kp.roundings[i]
         log = OverflowLog()
+        if isinstance(fmt, FloatFormat):  # the table's values (exact words), rounded once
+            src = table.quantized
+            values = (np.concatenate([src[k1].to_float(), src[k2].to_float()]) if src is not None
+                      else np.concatenate([getattr(table, k1), getattr(table, k2)]))
+            return self._constant(name, values, f"coefficients {name}")
         if table.quantized is not None:  # the exact words, cast once (identity if same format)
             src = table.quantized
             words = Fixed.from_raw(np.concatenate([src[k1].raw, src[k2].raw]),
@@ -311,9 +321,11 @@ class TableEvaluator:
     def _check_fit(self, log: OverflowLog, var: str, what: str, values: np.ndarray) -> None:
         if log.total_events:
             fmt = self.precision.format_of(var)
+            lo, hi = ((-fmt.max_finite, fmt.max_finite) if isinstance(fmt, FloatFormat)
+                      else (fmt.min, fmt.max))
             raise TableError(
                 f"{KERNEL_NAME}.{var}: the table's {what} in [{values.min():g}, "
-                f"{values.max():g}] do not fit {fmt} (range {fmt.min:g}..{fmt.max:g}); give "
+                f"{values.max():g}] do not fit {fmt} (range {lo:g}..{hi:g}); give "
                 f"{KERNEL_NAME}.{var} a format that holds them, or a width-only spec such as "
                 f"fixed:32 that sizes it from the table")
 
@@ -355,7 +367,8 @@ class TableEvaluator:
             events["s"] += conversion.events.get(f"{KERNEL_NAME}.s", 0)
         g = kp.decode("y", out)
         values = unscale(self.table, region, g).reshape(shape)
-        fixed = Fixed(out.reshape(shape), kp.format_of("y")) if kp.kind == "fixed" else None
+        fixed = (Fixed(out.reshape(shape), kp.format_of("y"))
+             if kp.kind == "formats" and isinstance(kp.format_of("y"), QFormat) else None)
         return KernelResult(values, fixed, events)
 
 

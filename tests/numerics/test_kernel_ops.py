@@ -122,7 +122,7 @@ def quiet_kernel(ctx, op, xs, ys, out, flags):
 
 
 def precision(fx, fy, fz, rnd, ovf):
-    return KernelPrecision(SPEC, "fixed", (fx, fy, fz), ("half_even", "half_even", rnd),
+    return KernelPrecision(SPEC, "formats", (fx, fy, fz), ("half_even", "half_even", rnd),
                            ("saturate", "saturate", ovf))
 
 
@@ -131,9 +131,9 @@ def run(kp, op, wx, wy, seed=SEED):
     out = np.zeros(len(wx), kp.dtype)
     xs, ys = (np.array([int(w) - (1 << 64) if w >= 1 << 63 else int(w) for w in ws],
                        np.int64)  # unsigned 64-bit words as their bit patterns
-              if kp.kind == "fixed" else np.asarray(ws, kp.dtype) for ws in (wx, wy))
+              if kp.kind == "formats" else np.asarray(ws, kp.dtype) for ws in (wx, wy))
     ops_kernel(ctx, OP[op], xs, ys, out)
-    return out, (ctx[1].sum(axis=0) if kp.kind == "fixed" else None)
+    return out, (ctx[1].sum(axis=0) if kp.kind == "formats" else None)
 
 
 # ------------------------------------------------------------------ the reference --

@@ -40,12 +40,13 @@ def test_width_spec_uses_profiled_ranges_when_given():
 
 
 @pytest.mark.parametrize("spec, match", [
-    ("", "non-empty"), ("float16", "unknown precision 'float16'"),
+    ("", "non-empty"), ("float8", "unknown precision 'float8'"),
     ("fixed:65", "word width 65.*1..64"), ("fixed:Q1.70", "at most 64"),
     ("fixed:32:nearest", "unknown rounding mode 'nearest'"),
     ("fixed:32:floor:clip", "unknown overflow mode 'clip'"),
     ("float64,float32", "sets the default twice"), ("pot-ential=float32", "bad target"),
-    ("potential.s=float32", "only be given a fixed format"), ("float64,,", "empty item"),
+    ("potential.s=float32,potential.s=fixed:8", "sets variable potential.s twice"),
+    ("float64,,", "empty item"),
 ])
 def test_bad_specs_name_the_problem(spec, match):
     with pytest.raises(PrecisionSpecError if "mode" not in match else ValueError, match=match):

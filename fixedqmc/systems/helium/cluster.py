@@ -194,14 +194,14 @@ class HeliumCluster:
         self.precisions: dict[str, KernelPrecision] = {
             k: spec.resolve(self.policy, ranges.get(k)) for k, spec in self.specs.items()}
         for k, src in self.sources.items():
-            if src == "analytic" and self.precisions[k].kind == "fixed":
+            if src == "analytic" and self.precisions[k].kind == "formats":
                 raise FixedQMCError(f"kernel {k!r}: analytic evaluation runs in float64 or "
                                     "float32 only; use source 'table' for fixed point")
         # run-time formats: one compiled kernel for every width and mix of fixed and float64
         self.runtime = (not self.specialise
                         and all(kp.kind != "float32" for kp in self.precisions.values())
                         and all(src == "table" for src in self.sources.values())
-                        and any(kp.kind == "fixed" for kp in self.precisions.values()))
+                        and any(kp.kind == "formats" for kp in self.precisions.values()))
         if self.runtime:
             self.precisions = {k: kp.at_runtime() for k, kp in self.precisions.items()}
         self.log = OverflowLog()

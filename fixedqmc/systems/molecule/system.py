@@ -123,7 +123,7 @@ class Molecule(SlaterJastrow):
         unless they round stochastically (their bits then depend on the step) or ``ks`` is
         not the system's own kernel set (a profiling set records every input)."""
         kp = ks[kernel]
-        if ks is not self.ks or (kp.kind == "fixed"
+        if ks is not self.ks or (kp.kind == "formats"
                                  and kp.roundings[kp.spec.index("coeff")] == "stochastic"):
             return ks.encode(kernel, "coeff", self._mo_rows[s], step)
         cache = self.__dict__.setdefault("_coeff_cache", {})

@@ -48,7 +48,7 @@ class RefKernel:
 
     def __init__(self, kp, seed: int):
         self.name = kp.spec.name
-        self.fixed = kp.kind == "fixed"
+        self.fixed = kp.kind == "formats"
         self.vid = {v: i for i, v in enumerate(kp.spec.names)}
         self.mode = ({v: (kp.format_of(v), kp.roundings[i], kp.overflows[i])
                       for v, i in self.vid.items()} if self.fixed else {})
@@ -351,7 +351,7 @@ def kernel_events(system, contexts):
     out = {}
     for name, ctx in zip(KERNELS, contexts):
         kp = system.precisions[name]
-        if kp.kind == "fixed":
+        if kp.kind == "formats":
             for v, n in zip(kp.spec.names, ctx[1].sum(axis=0)):
                 if n:
                     out[f"{name}.{v}"] = int(n)
@@ -500,10 +500,10 @@ def test_evaluate_equals_exact_reference(systems, case):
     assert system.runtime
     events = check_evaluate(system, configs(nw, n, seed=100 + step), step)
     # the configurations reach the saturations they are meant to exercise
-    if system.precisions["distance"].kind == "fixed":
+    if system.precisions["distance"].kind == "formats":
         assert events["distance.x"] == 1  # x = 33 A
     for kernel in ("potential", "wavefunction"):
-        if system.precisions[kernel].kind == "fixed":  # r < r_min, r > r_max
+        if system.precisions[kernel].kind == "formats":  # r < r_min, r > r_max
             assert events[f"{kernel}.ds"] >= 1 and events[f"{kernel}.t"] >= 1
     if case == "fixed32-wrap-narrow":  # sums (totals or terms) and the running gradient
         for v in ("potential.sum", "wavefunction.sum", "kinetic.lap_sum",

@@ -31,7 +31,7 @@ def layer(module: str) -> str:
         return "protocol"
     if parts[0] in ("numerics", "tables", "systems", "qmc", "run", "sweep"):
         return parts[0]
-    if parts[0] == "testing":  # check_system: the protocol checks, above the systems
+    if parts[0] == "testing":  # check_system, the hypothesis strategies: above the systems
         return "qmc"
     return "top"  # cli, bench, the package's own __init__
 
@@ -76,7 +76,8 @@ def test_no_import_points_up_a_layer():
 @pytest.mark.parametrize("module, expected", [
     ("errors", "base"), ("numerics.kernel", "numerics"), ("qmc.system", "protocol"),
     ("qmc.vmc", "qmc"), ("systems.helium.plugin", "systems"), ("sweep.sweep", "sweep"),
-    ("cli", "top"), ("bench.h2", "top")])
+    ("cli", "top"), ("bench.h2", "top"), ("testing", "qmc"), ("testing.system_check", "qmc"),
+    ("testing.strategies", "qmc")])
 def test_the_layer_map(module, expected):
     assert layer(module) == expected
 

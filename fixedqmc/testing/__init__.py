@@ -1,0 +1,17 @@
+"""Tools for testing systems and numerics built on fixedqmc.
+
+:func:`check_system` (:mod:`fixedqmc.testing.system_check`) checks any system against the
+system protocol: finite-difference gradients and Laplacians, move ratios, masked accepts,
+incremental updates, walker-order and thread-count independence and ``wrap``.
+
+:mod:`fixedqmc.testing.strategies` holds hypothesis strategies (formats, raw words, values
+inside a format's range, precision spec strings, kernel inputs inside their declared ranges,
+walker positions).  hypothesis is an optional dependency (``pip install hypothesis`` or the
+``test`` extra), so that module is imported explicitly::
+
+    from fixedqmc.testing.strategies import precision_specs, values_in
+"""
+
+from fixedqmc.testing.system_check import check_system
+
+__all__ = ["check_system"]

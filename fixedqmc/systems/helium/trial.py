@@ -1,4 +1,4 @@
-"""Pair-product (Jastrow) trial wave function of a bosonic helium cluster, float64 numpy.
+"""Pair-product (Jastrow) trial wave function of a bosonic helium cluster, float64 numpy API.
 
 psi(R) = prod_{i<j} exp(T2(r_ij))                                         (HAQMC Eq. 11)
 
@@ -27,22 +27,52 @@ grad_i ln psi = sum_{j != i} T2'(r_ij) (r_i - r_j) / r_ij
 lap_i  ln psi = sum_{j != i} [T2''(r_ij) + 2 T2'(r_ij) / r_ij]
 
 and the local energy is E_L = -hbar^2/2m sum_i [lap_i ln psi + |grad_i ln psi|^2] + sum_{i<j} V.
+
+Each formula is written once: :func:`pair_terms_full`, a numba scalar function of the squared
+distance s = r**2 (A^2) whose arithmetic runs in s's floating type (float32 or float64, as
+the potentials' of :mod:`fixedqmc.systems.helium.potentials`), evaluates T2 and its
+derivatives from a coefficient array (:func:`pair_coefficients`).  The numpy functions of r
+below (:func:`t2`, :func:`dt2`, :func:`d2t2`, :func:`pair_laplacian_term`) call it in
+float64 through a compiled loop; the pair kernels call it in float32 or float64 through
+:mod:`fixedqmc.systems.helium.analytic`.  With u = 1/r = 1/sqrt(s) and
+P = r^alpha = exp(alpha/2 ln s):
+
+    T2   = a_0 + u (a_1 + u (a_2 + u (a_3 + u (a_4 + u a_5)))) + (b/2) ln s + a P
+    T2'  = u B,  G = T2'/r = u^2 B,
+    B    = b + a alpha P - u (a_1 + u (2 a_2 + u (3 a_3 + u (4 a_4 + 5 a_5 u))))
+    T2'' = u^2 [-b + a alpha (alpha-1) P + u (2 a_1 + u (6 a_2 + u (12 a_3 + u (20 a_4
+           + 30 a_5 u))))]
+    L    = T2'' + 2 T2'/r = u^2 [b + a alpha (alpha+1) P + u^2 (2 a_2 + u (6 a_3 + u (12 a_4
+           + 20 a_5 u)))]
+
+(L with the cancelling terms removed: the 3D Laplacian of 1/r is 0.)  P is formed without
+exp and log for alpha in (0, 1, 2), a property of the parameters (an always predicted
+branch).  The functions need r > 0 (s > 0); they see r**2 only, not the sign of r.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
+from numba import njit
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.helium.constants import HBAR2_2M
-from fixedqmc.systems.helium.potentials import get_potential
+from fixedqmc.systems.helium.potentials import (
+    evaluate_on_squares,
+    get_potential,
+)
+from fixedqmc.systems.helium.potentials import (
+    in_type as _c,
+)
 
 __all__ = [
+    "COEF_NAMES",
     "DEFAULT_PAIR_PARAMS",
+    "N_COEF",
     "PairProductParams",
     "d2t2",
     "dimer_local_energy",
@@ -50,6 +80,7 @@ __all__ = [
     "grad_lap_ln_psi",
     "ln_psi",
     "local_energy_pair_sum",
+    "pair_coefficients",
     "pair_laplacian_term",
     "pair_psi",
     "pair_psi_derivatives",
@@ -125,7 +156,7 @@ class PairProductParams:
     @classmethod
     def mcmillan(
         cls, b: float, *, a: float = 0.0, alpha: float = 1.0, b_log: float = 0.0
-    ) -> "PairProductParams":
+    ) -> PairProductParams:
         """McMillan T2 = -(1/2) (b / r)^5, i.e. a_5 = -b^5 / 2 (b in angstrom, > 0).
 
         The pure McMillan form (bulk liquid) does not decay at large r; for a cluster add a
@@ -136,7 +167,7 @@ class PairProductParams:
         return cls(b=b_log, a=a, alpha=alpha, a_k=(0.0, 0.0, 0.0, 0.0, 0.0, -0.5 * b**5))
 
     @classmethod
-    def from_dict(cls, values: dict) -> "PairProductParams":
+    def from_dict(cls, values: dict) -> PairProductParams:
         """Inverse of :meth:`as_dict`."""
         return cls(**values)
 
@@ -193,7 +224,7 @@ class PairProductParams:
         """
         return not self._short_range_problem() and not self.long_range_problem()
 
-    def check_normalisable(self) -> "PairProductParams":
+    def check_normalisable(self) -> PairProductParams:
         """Return self if the dimer pair function is normalisable; ValueError otherwise."""
         problem = self._short_range_problem() or self.long_range_problem()
         if problem:
@@ -229,6 +260,106 @@ DEFAULT_PAIR_PARAMS = PairProductParams(
 
 
 # ---------------------------------------------------------------------------------------
+# The formulas, once: compiled scalar function of s = r**2 (float32 or float64)
+# ---------------------------------------------------------------------------------------
+
+#: Layout of the coefficient array of :func:`pair_terms_full` (made by
+#: :func:`pair_coefficients`; the derived entries must stay consistent with the others).
+COEF_NAMES = ("a0", "a1", "a2", "a3", "a4", "a5", "b", "a", "alpha", "half_b", "half_alpha",
+              "a_alpha", "a_alpha_alpha1", "2a2", "3a3", "4a4", "5a5", "6a3", "12a4", "20a5",
+              "a_alpha_alpham1", "2a1", "6a2", "12a3", "20a4", "30a5")
+N_COEF = len(COEF_NAMES)
+(_A0, _A1, _A2, _A3, _A4, _A5, _B, _A, _ALPHA, _HB, _HALPHA, _AAL, _AAL1, _A2X2, _A3X3,
+ _A4X4, _A5X5, _A3X6, _A4X12, _A5X20, _AALM1, _A1X2, _A2X6, _A3X12, _A4X20,
+ _A5X30) = range(N_COEF)
+
+
+def _coefficient_values(params) -> np.ndarray:
+    """The float64 array of :data:`COEF_NAMES` for params' b, a, alpha and a_k."""
+    a_k = tuple(params.a_k) + (0.0,) * (N_INVERSE_POWERS - len(params.a_k))
+    a0, a1, a2, a3, a4, a5 = a_k
+    b, a, alpha = params.b, params.a, params.alpha
+    half_alpha = 0.5 * alpha if a != 0.0 else 0.0
+    return np.array((a0, a1, a2, a3, a4, a5, b, a, alpha, 0.5 * b, half_alpha, a * alpha,
+                     a * alpha * (alpha + 1.0), 2.0 * a2, 3.0 * a3, 4.0 * a4, 5.0 * a5,
+                     6.0 * a3, 12.0 * a4, 20.0 * a5, a * alpha * (alpha - 1.0), 2.0 * a1,
+                     6.0 * a2, 12.0 * a3, 20.0 * a4, 30.0 * a5), dtype=np.float64)
+
+
+def pair_coefficients(params: PairProductParams, dtype=np.float64) -> np.ndarray:
+    """Coefficient array of T2(r) for the compiled pair terms (layout :data:`COEF_NAMES`).
+
+    Parameters
+    ----------
+    params : PairProductParams
+        b, a, alpha and a_0..a_5 of T2(r) = b ln r + a r^alpha + sum_k a_k r^-k.
+    dtype : numpy float32 or float64
+        Type of the array; pass s's type (products are formed in float64 and rounded
+        once).
+
+    Returns
+    -------
+    ndarray (N_COEF,)
+        a_0..a_5, b, a, alpha, then b/2, alpha/2 (0 when a = 0, so that r^alpha is 1
+        and never inf * 0), a alpha, a alpha (alpha + 1), 2 a_2, 3 a_3, 4 a_4, 5 a_5,
+        6 a_3, 12 a_4, 20 a_5, a alpha (alpha - 1), 2 a_1, 6 a_2, 12 a_3, 20 a_4, 30 a_5.
+    """
+    if not isinstance(params, PairProductParams):
+        raise FixedQMCError(f"params must be a PairProductParams, got {params!r}")
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise FixedQMCError(f"coefficient dtype must be float32 or float64, got {dt}")
+    return _coefficient_values(params).astype(dt)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def pair_terms_full(s, coef):
+    """(T2, G, L, T2', T2'') at s (A^2) in s's type (module docstring); s > 0.
+
+    T2 dimensionless, G = T2'/r and L = T2'' + 2 T2'/r in 1/A^2, T2' in 1/A, T2'' in
+    1/A^2.  Compiled code that uses only some of them does not compute the others.
+    """
+    # _c: a float64 coef with a float32 s is rounded, never promotes the arithmetic
+    ls = math.log(s)
+    u = _c(s, 1.0) / math.sqrt(s)
+    u2 = u * u
+    # p = r^alpha; the branches depend on the parameters only (always predicted right)
+    half_alpha = _c(s, coef[_HALPHA])
+    if half_alpha == _c(s, 0.0):
+        p = _c(s, 1.0)
+    elif half_alpha == _c(s, 0.5):
+        p = s * u
+    elif half_alpha == _c(s, 1.0):
+        p = s
+    else:
+        p = math.exp(half_alpha * ls)
+    a1, a2x2 = _c(s, coef[_A1]), _c(s, coef[_A2X2])
+    b = _c(s, coef[_B])
+    t2 = (_c(s, coef[_A0]) + u * (a1 + u * (_c(s, coef[_A2]) + u * (_c(s, coef[_A3]) + u * (
+        _c(s, coef[_A4]) + u * _c(s, coef[_A5]))))) + _c(s, coef[_HB]) * ls
+        + _c(s, coef[_A]) * p)
+    d1_u = b + _c(s, coef[_AAL]) * p - u * (a1 + u * (a2x2 + u * (
+        _c(s, coef[_A3X3]) + u * (_c(s, coef[_A4X4]) + u * _c(s, coef[_A5X5])))))
+    lap = u2 * (b + _c(s, coef[_AAL1]) * p + u2 * (a2x2 + u * (_c(s, coef[_A3X6]) + u * (
+        _c(s, coef[_A4X12]) + u * _c(s, coef[_A5X20])))))
+    d2 = u2 * (_c(s, coef[_AALM1]) * p - b + u * (_c(s, coef[_A1X2]) + u * (
+        _c(s, coef[_A2X6]) + u * (_c(s, coef[_A3X12]) + u * (
+            _c(s, coef[_A4X20]) + u * _c(s, coef[_A5X30]))))))
+    return t2, u2 * d1_u, lap, u * d1_u, d2
+
+
+# index of each radial function in the tuple of pair_terms_full
+_T2, _G, _L, _DT2, _D2T2 = range(5)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _pair_terms_array(s, coef, k, out):
+    """out[i] = term k of :func:`pair_terms_full` at s[i] (float64)."""
+    for i in range(s.size):
+        out[i] = pair_terms_full(s[i], coef)[k]
+
+
+# ---------------------------------------------------------------------------------------
 # Vectorised radial functions (r in angstrom, any shape, r > 0)
 # ---------------------------------------------------------------------------------------
 
@@ -239,6 +370,12 @@ def _radii(r) -> np.ndarray:
 
 def _out(value, r_in):
     return float(value) if np.ndim(r_in) == 0 else value
+
+
+def _radial(r, params: PairProductParams, k: int):
+    """Term k of :func:`pair_terms_full` at r (float64, r's shape; a float for scalar r)."""
+    out = evaluate_on_squares(_pair_terms_array, _radii(r), _coefficient_values(params), k)
+    return _out(out, r)
 
 
 def t2(r, params: PairProductParams):
@@ -254,16 +391,7 @@ def t2(r, params: PairProductParams):
     -------
     float or ndarray of r's shape
     """
-    rr = _radii(r)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        u = 1.0 / rr
-        c = params.a_k
-        out = c[0] + u * (c[1] + u * (c[2] + u * (c[3] + u * (c[4] + u * c[5]))))
-        if params.b != 0.0:
-            out = out + params.b * np.log(rr)
-        if params.a != 0.0:
-            out = out + params.a * rr**params.alpha
-    return _out(out, r)
+    return _radial(r, params, _T2)
 
 
 def dt2(r, params: PairProductParams):
@@ -274,18 +402,7 @@ def dt2(r, params: PairProductParams):
     r : float or array of any shape
         Pair distance in angstrom (> 0).
     """
-    rr = _radii(r)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        u = 1.0 / rr
-        c = params.a_k
-        # sum_k k a_k u^(k+1) = u^2 (a1 + 2 a2 u + 3 a3 u^2 + 4 a4 u^3 + 5 a5 u^4)
-        s = c[1] + u * (2.0 * c[2] + u * (3.0 * c[3] + u * (4.0 * c[4] + u * 5.0 * c[5])))
-        out = -(u * u) * s
-        if params.b != 0.0:
-            out = out + params.b * u
-        if params.a != 0.0 and params.alpha != 0.0:
-            out = out + params.a * params.alpha * rr ** (params.alpha - 1.0)
-    return _out(out, r)
+    return _radial(r, params, _DT2)
 
 
 def d2t2(r, params: PairProductParams):
@@ -299,18 +416,7 @@ def d2t2(r, params: PairProductParams):
     r : float or array of any shape
         Pair distance in angstrom (> 0).
     """
-    rr = _radii(r)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        u = 1.0 / rr
-        c = params.a_k
-        # sum_k k(k+1) a_k u^(k+2) = u^3 (2 a1 + 6 a2 u + 12 a3 u^2 + 20 a4 u^3 + 30 a5 u^4)
-        s = 2.0 * c[1] + u * (6.0 * c[2] + u * (12.0 * c[3] + u * (20.0 * c[4] + u * 30.0 * c[5])))
-        out = u * u * u * s
-        if params.b != 0.0:
-            out = out - params.b * u * u
-        if params.a != 0.0 and params.alpha not in (0.0, 1.0):
-            out = out + params.a * params.alpha * (params.alpha - 1.0) * rr ** (params.alpha - 2.0)
-    return _out(out, r)
+    return _radial(r, params, _D2T2)
 
 
 def pair_laplacian_term(r, params: PairProductParams):
@@ -325,10 +431,7 @@ def pair_laplacian_term(r, params: PairProductParams):
     r : float or array of any shape
         Pair distance in angstrom (> 0).
     """
-    rr = _radii(r)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        out = np.asarray(d2t2(rr, params)) + 2.0 * np.asarray(dt2(rr, params)) / rr
-    return _out(out, r)
+    return _radial(r, params, _L)
 
 
 def pair_psi(r, params: PairProductParams):
@@ -357,7 +460,7 @@ def pair_psi_laplacian(r, params: PairProductParams):
     Equals exp(T2) (T2'' + T2'^2 + 2 T2'/r), the 3D Laplacian of exp(T2(|r|)).
     """
     rr = _radii(r)
-    psi, d1, d2 = pair_psi_derivatives(rr, params)
+    _, d1, d2 = pair_psi_derivatives(rr, params)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = d2 + 2.0 * d1 / rr
     return _out(out, r)

@@ -1,4 +1,12 @@
-"""Compiled analytic pair functions of s = r**2 against the float64 numpy references.
+"""Compiled analytic pair functions of s = r**2: one source for the kernels and the numpy
+functions of r, checked against independent float64 transcriptions of the papers' formulas.
+
+The package writes each formula once (numba, generic in the float type of s); the numpy
+functions of :mod:`~fixedqmc.systems.helium.potentials` and
+:mod:`~fixedqmc.systems.helium.trial` evaluate that code in float64 at s = r * r, bit for
+bit the float64 compiled values (checked here).  The oracles below are written from the
+papers with other numerics (scipy's P(2n+1, x) for the SAPT2 damping, the printed sine
+add-on of LM2M2, plain sums of monomials for T2 and its derivatives).
 
 Error measures.  The potentials are V = repulsion - dispersion, two terms of similar size
 near the zero crossing, so an error is judged against ``scale = |rep| + |rep - V|`` (the
@@ -28,13 +36,9 @@ from scipy.special import gammainc
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.helium import analytic as an
 from fixedqmc.systems.helium import potentials as pot
-from fixedqmc.systems.helium.trial import (
-    DEFAULT_PAIR_PARAMS,
-    PairProductParams,
-    dt2,
-    pair_laplacian_term,
-    t2,
-)
+from fixedqmc.systems.helium import trial as tr
+from fixedqmc.systems.helium.constants import BOHR_ANGSTROM, HARTREE_K, HARTREE_K_SAPT2
+from fixedqmc.systems.helium.trial import DEFAULT_PAIR_PARAMS, PairProductParams
 
 TOL64 = 1e-12  # relative (absolute in K near zeros of V)
 TOL64_SCALED = 1e-14  # against the sum of magnitudes (measured <= 3e-15)
@@ -94,46 +98,74 @@ def evaluate(f, r, dtype):
     return out, np.sqrt(s.astype(np.float64))
 
 
-def repulsion(name, r):
-    """The exponential repulsion of potential ``name`` (K), float64."""
-    if name == "SAPT2":
-        p = pot.SAPT2_PARAMETERS
-        rb = r / pot.BOHR_ANGSTROM
-        return p["A"] * np.exp(-p["alpha"] * rb + p["beta"] * rb * rb)
-    q = {"HFD-B": pot.HFDB_HE, "HFDHE2": pot.HFDHE2, "LM2M2": pot.LM2M2}[name]
-    x = r / q.r_m
-    return q.eps * q.A * np.exp(-q.alpha * x + q.beta * x * x)
+AZIZ = {"HFD-B": pot.HFDB_HE, "HFDHE2": pot.HFDHE2, "LM2M2": pot.LM2M2}
 
 
-def potential_scale(name, r, ref):
-    rep = repulsion(name, r)
-    return np.abs(rep) + np.abs(rep - ref)
+def paper_sapt2(r, hartree_k=HARTREE_K_SAPT2):
+    """SAPT2 as printed by Janzen & Aziz (1997), f_2n = scipy's P(2n+1, x): (V, repulsion)
+    in K for r > 0 in A (float64)."""
+    p = pot.SAPT2_PARAMETERS
+    rb = np.asarray(r, np.float64) / BOHR_ANGSTROM
+    rep = p["A"] * np.exp(-p["alpha"] * rb + p["beta"] * rb * rb)
+    rc = np.minimum(rb, 100.0)
+    fret = np.where(rb <= 5.7, 1.0, np.where(
+        rb <= 10.0, 0.9860029 + 5.942027e-3 * rb - 7.924833e-4 * rb**2 + 3.172548e-5 * rb**3,
+        1.0 + 1.62343e-3 - 2.22097e-3 * rc**0.5 + 1.17323e-3 * rc - 3.00012e-4 * rc**1.5
+        + 1.05512e-5 * rc**2))
+    x = p["delta"] * rb
+    disp = sum(gammainc(m + 1, x) * p[f"C{m}"] / rb**m * (fret if m == 6 else 1.0)
+               for m in (6, 8, 10, 12, 14, 16))
+    return rep - hartree_k * disp, rep
 
 
-def trial_scales(r, p: PairProductParams):
-    """Sum of |monomials| of T2, T2'/r and T2'' + 2 T2'/r (as the reference forms them)."""
+def paper_aziz(r, q: pot.AzizParameters):
+    """The Aziz form as printed (HFD-B, HFDHE2; LM2M2 with its sine add-on): (V, repulsion)
+    in K for r > 0 in A (float64)."""
+    x = np.asarray(r, np.float64) / q.r_m
+    with np.errstate(over="ignore", divide="ignore"):
+        damp = np.where(x < q.D, np.exp(-((q.D / x - 1.0) ** 2)), 1.0)
+        disp = q.eps * damp * (q.C6 / x**6 + q.C8 / x**8 + q.C10 / x**10)
+    rep = q.eps * q.A * np.exp(-q.alpha * x + q.beta * x * x)
+    v = rep - np.where(damp > 0.0, disp, 0.0)
+    if q.Aa != 0.0:
+        inside = (x > q.x1) & (x < q.x2)
+        phase = 2 * np.pi * (x - q.x1) / (q.x2 - q.x1) - np.pi / 2
+        v = v + np.where(inside, q.eps * q.Aa * (np.sin(phase) + 1), 0.0)
+    return v, rep
+
+
+def paper_potential(name, r):
+    return paper_sapt2(r) if name == "SAPT2" else paper_aziz(r, AZIZ[name])
+
+
+def potential_scale(rep, v):
+    return np.abs(rep) + np.abs(rep - v)
+
+
+def paper_trial(r, p: PairProductParams):
+    """T2, T2', T2'', G = T2'/r and L = T2'' + 2 T2'/r as plain sums of their monomials
+    (HAQMC Eq. 17-19), each with the sum of the monomials' magnitudes (its error scale)."""
     u = 1.0 / r
-    k = np.arange(6)[:, None]
-    ak = np.asarray(p.a_k)[:, None]
-    pw = np.abs(p.a) * r**p.alpha if p.a != 0.0 else 0.0
-    t2s = np.sum(np.abs(ak) * u**k, axis=0) + np.abs(p.b * np.log(r)) + pw
-    d1 = (np.sum(np.abs(k * ak) * u ** (k + 1), axis=0) + np.abs(p.b) * u
-          + abs(p.alpha) * pw * u)
-    d2 = (np.sum(np.abs(k * (k + 1) * ak) * u ** (k + 2), axis=0) + np.abs(p.b) * u * u
-          + abs(p.alpha * (p.alpha - 1.0)) * pw * u * u)
-    return t2s, d1 * u, d2 + 2.0 * d1 * u
+    pw = p.a * r**p.alpha if p.a != 0.0 else 0.0 * r
+    ks = range(6)
+    t2 = [p.a_k[k] * u**k for k in ks] + [p.b * np.log(r), pw]
+    d1 = [-k * p.a_k[k] * u ** (k + 1) for k in ks] + [p.b * u, p.alpha * pw * u]
+    d2 = ([k * (k + 1) * p.a_k[k] * u ** (k + 2) for k in ks]
+          + [-p.b * u * u, p.alpha * (p.alpha - 1.0) * pw * u * u])
+    (vt, st), (v1, s1), (v2, s2) = ((sum(m), sum(np.abs(m))) for m in (t2, d1, d2))
+    return {"t2": (vt, st), "dt2": (v1, s1), "d2t2": (v2, s2), "g": (v1 * u, s1 * u),
+            "l": (v2 + 2.0 * v1 * u, s2 + 2.0 * s1 * u)}
 
 
 def trial_errors(p: PairProductParams, dtype, r=R_MAIN):
-    """max |analytic - reference| / scale for T2, G, L."""
+    """max |analytic - oracle| / scale for T2, G, L."""
     coef = an.pair_coefficients(p, dtype)
     s = (r * r).astype(dtype)
     out = np.empty((3, s.size), dtype)
     apply_terms(an.pair_terms_s, s, coef, out)
-    rr = np.sqrt(s.astype(np.float64))
-    refs = (t2(rr, p), dt2(rr, p) / rr, pair_laplacian_term(rr, p))
-    return [float(np.max(np.abs(out[i] - refs[i]) / sc))
-            for i, sc in enumerate(trial_scales(rr, p))]
+    oracle = paper_trial(np.sqrt(s.astype(np.float64)), p)
+    return [float(np.max(np.abs(out[i] - oracle[k][0]) / oracle[k][1]))
+            for i, k in enumerate(("t2", "g", "l"))]
 
 
 def non_wrapper_ir(fn, *args):
@@ -152,17 +184,66 @@ def non_wrapper_ir(fn, *args):
 
 # --------------------------------------------------------------------- potentials --
 @pytest.mark.parametrize("name", NAMES)
-def test_potential_float64_matches_reference(name):
+def test_potential_float64_matches_the_papers(name):
     f = an.ANALYTIC_POTENTIALS[name]
-    ref_f = pot.POTENTIALS[name]
     for r_grid in (R_MAIN, R_SHORT, R_FAR):
         v, r = evaluate(f, r_grid, np.float64)
-        ref = ref_f(r)
+        ref, rep = paper_potential(name, r)
         err = np.abs(v - ref)
         assert np.all(err <= TOL64 * np.maximum(np.abs(ref), 1.0)), (
             name, r[np.argmax(err / np.maximum(np.abs(ref), 1.0))])
-        assert np.all(err <= TOL64_SCALED * potential_scale(name, r, ref))
-    assert f(0.0) == pytest.approx(ref_f(0.0), rel=1e-15)  # finite V(0), like the reference
+        assert np.all(err <= TOL64_SCALED * potential_scale(rep, ref))
+    assert f(0.0) == pot.POTENTIALS[name](0.0)  # finite V(0) = A (SAPT2), eps A (Aziz)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numpy_potential_is_the_compiled_float64_code(name):
+    """potentials.POTENTIALS[name](r) evaluates the compiled function at s = r * r: the
+    same bits, for every shape (0-d gives a float), also r = 0 and huge r."""
+    f = an.ANALYTIC_POTENTIALS[name]
+    r = np.concatenate([[0.0, 1e-300, 1e-160], R_SHORT, R_MAIN, R_FAR, [1e100, 1e150]])
+    v = np.empty(r.size)
+    apply(f, r * r, v)
+    ref_f = pot.POTENTIALS[name]
+    beyond = ref_f(np.array([1e154, 1e160, 1e300]))  # r * r = inf: s held finite
+    assert np.all((beyond >= 0.0) & (beyond < 1e-296)), beyond
+    np.testing.assert_array_equal(ref_f(r), v)
+    np.testing.assert_array_equal(ref_f(r[::-1][::3]), v[::-1][::3])  # strided input
+    np.testing.assert_array_equal(ref_f(r[:12].reshape(2, 3, 2)), v[:12].reshape(2, 3, 2))
+    scalar = ref_f(float(r[500]))
+    assert type(scalar) is float and scalar == v[500]
+
+
+def test_sapt2_hartree_and_fret_arguments():
+    r = np.concatenate([R_SHORT, R_MAIN, R_FAR])
+    v = pot.sapt2(r, hartree_k=HARTREE_K)
+    ref, rep = paper_sapt2(r, HARTREE_K)
+    assert np.all(np.abs(v - ref) <= TOL64_SCALED * potential_scale(rep, ref))
+    assert np.all(v <= pot.sapt2(r))  # the larger E_h: more dispersion
+    rb = np.array([0.0, 5.7, 5.7000001, 8.0, 10.0, 10.0000001, 50.0, 100.0, 1e3])
+    fret = pot.sapt2_fret(rb)
+    assert fret[0] == fret[1] == 1.0 and np.all(fret[7:] == fret[7])
+    cubic = 0.9860029 + 5.942027e-3 * rb - 7.924833e-4 * rb**2 + 3.172548e-5 * rb**3
+    rc = np.minimum(rb, 100.0)
+    long = (1.0 + 1.62343e-3 - 2.22097e-3 * rc**0.5 + 1.17323e-3 * rc - 3.00012e-4 * rc**1.5
+            + 1.05512e-5 * rc**2)
+    np.testing.assert_allclose(fret[2:5], cubic[2:5], rtol=1e-15)
+    np.testing.assert_allclose(fret[5:], long[5:], rtol=1e-15)
+
+
+def test_user_aziz_parameters_use_the_same_code():
+    """aziz(r, params) runs the compiled Aziz form with run-time parameters: bit for bit
+    the built-ins' compiled forms, and right for a user's parameter set."""
+    r = np.concatenate([R_SHORT, R_MAIN])
+    for name, q in AZIZ.items():
+        v = np.empty(r.size)
+        apply(an.ANALYTIC_POTENTIALS[name], r * r, v)
+        copy = pot.AzizParameters(**{**q.__dict__, "name": "mine"})
+        np.testing.assert_array_equal(pot.aziz(r, copy), v)
+    user = pot.AzizParameters(**{**pot.LM2M2.__dict__, "Aa": 0.01, "x1": 0.9, "x2": 1.6,
+                                 "name": "user"})
+    ref, rep = paper_aziz(r, user)
+    assert np.all(np.abs(user(r) - ref) <= TOL64_SCALED * potential_scale(rep, ref))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -174,13 +255,13 @@ def test_potential_float32_is_float32_with_float32_error(name):
         assert v.dtype == np.float32
         ref = ref_f(r)
         err = np.abs(v.astype(np.float64) - ref)
-        assert np.all(err <= TOL32 * potential_scale(name, r, ref)), name
+        assert np.all(err <= TOL32 * potential_scale(paper_potential(name, r)[1], ref)), name
     # really float32 arithmetic: float32-sized, not float64-sized, differences from the
     # float64 result at the same s, on moderate inputs (|V| not near a zero)
     v32, r = evaluate(f, R_MAIN, np.float32)
     v64 = np.empty(r.size)
     apply(f, r * r, v64)
-    moderate = np.abs(v64) > 0.5 * potential_scale(name, r, v64)
+    moderate = np.abs(v64) > 0.5 * potential_scale(paper_potential(name, r)[1], v64)
     rel = np.abs(v32 - v64)[moderate] / np.abs(v64[moderate])
     assert 1e-9 < rel.max() < TOL32
     assert f.nopython_signatures and all(
@@ -203,17 +284,17 @@ def test_sapt2_damping_forms():
     delta = p["delta"]
     for x in np.concatenate([np.geomspace(1e-3, 6.49, 40), np.linspace(6.5, 12.0, 23)]):
         rb = x / delta
-        ref = sum(gammainc(m + 1, x) * pot.HARTREE_K_SAPT2 * p[f"C{m}"] / rb**m
+        ref = sum(gammainc(m + 1, x) * HARTREE_K_SAPT2 * p[f"C{m}"] / rb**m
                   for m in (6, 8, 10, 12, 14, 16))
         ex = np.exp(-x)
         if x < 6.5:
-            assert an._sapt2_disp_tail(x, ex, 1.0) == pytest.approx(ref, rel=1e-14)
+            assert pot._sapt2_disp_tail(x, ex, 1.0) == pytest.approx(ref, rel=1e-14)
         else:
-            comp = an._sapt2_disp_complement(x, ex, 1.0 / rb**2, 1.0)
+            comp = pot._sapt2_disp_complement(x, ex, 1.0 / rb**2, 1.0)
             assert comp == pytest.approx(ref, rel=2e-14)
-    x_t = 6.5 * pot.BOHR_ANGSTROM / delta  # the switch, in angstrom
+    x_t = 6.5 * BOHR_ANGSTROM / delta  # the switch, in angstrom
     v, r = evaluate(an.sapt2_s, x_t * (1.0 + np.linspace(-1e-9, 1e-9, 21)), np.float64)
-    assert np.allclose(v, pot.sapt2(r), rtol=1e-14, atol=0.0)
+    assert np.allclose(v, paper_sapt2(r)[0], rtol=1e-14, atol=0.0)
 
 
 def test_potentials_reject_integer_input():
@@ -291,9 +372,33 @@ def test_pair_terms_default_relative():
         out = np.empty((3, s.size), dtype)
         apply_terms(an.pair_terms_s, s, an.pair_coefficients(DEFAULT_PAIR_PARAMS, dtype), out)
         assert out.dtype == dtype
-        for i, ref in ((0, t2(r, DEFAULT_PAIR_PARAMS)),
-                       (2, pair_laplacian_term(r, DEFAULT_PAIR_PARAMS))):
+        oracle = paper_trial(r, DEFAULT_PAIR_PARAMS)
+        for i, ref in ((0, oracle["t2"][0]), (2, oracle["l"][0])):
             assert np.max(np.abs(out[i] - ref) / np.abs(ref)) <= tol, (dtype, i)
+
+
+@pytest.mark.parametrize("params", FIXED_SETS)
+def test_numpy_trial_functions_are_the_compiled_terms(params):
+    """trial.t2 and trial.pair_laplacian_term are the compiled T2 and L at s = r * r (same
+    bits); trial.dt2 and trial.d2t2 come from the same compiled function and match the
+    monomial sums."""
+    r = R_MAIN
+    coef = an.pair_coefficients(params)
+    out = np.empty((3, r.size))
+    apply_terms(an.pair_terms_s, r * r, coef, out)
+    np.testing.assert_array_equal(tr.t2(r, params), out[0])
+    np.testing.assert_array_equal(tr.pair_laplacian_term(r, params), out[2])
+    oracle = paper_trial(r, params)
+    for name, fn in (("dt2", tr.dt2), ("d2t2", tr.d2t2)):
+        value, scale = oracle[name]
+        assert np.max(np.abs(fn(r, params) - value) / scale) <= TOL64_SCALED, name
+    value, scale = oracle["g"]
+    assert np.max(np.abs(tr.dt2(r, params) / r - out[1]) / scale) <= TOL64_SCALED
+    grid = r[:12].reshape(3, 4)
+    for fn in (tr.t2, tr.dt2, tr.d2t2, tr.pair_laplacian_term):
+        assert fn(grid, params).shape == (3, 4)
+        scalar = fn(float(grid[1, 2]), params)
+        assert type(scalar) is float and scalar == fn(grid, params)[1, 2]
 
 
 @st.composite

@@ -360,7 +360,7 @@ _TINY = 2.0 ** -960  # residuals of products above this cannot underflow
 
 
 @intrinsic
-def _fma(typingctx, x, y, z):
+def fma(typingctx, x, y, z):
     """``x * y + z`` with one rounding (LLVM's fma: one instruction with FMA hardware)."""
     def codegen(context, builder, signature, args):
         d = ir.DoubleType()
@@ -394,7 +394,7 @@ def mul_bits(ab, bb, P, mode, seed, i, var):
     """Correctly rounded ``a * b`` on float64 bit patterns: (bits, events)."""
     a, b = from_bits(ab), from_bits(bb)
     r = a * b
-    if _exact_enough(r) and _fma(a, b, -r) == 0.0:
+    if _exact_enough(r) and fma(a, b, -r) == 0.0:
         return cast_bits(as_bits(r), 0, P, mode, seed, i, var)
     return _mul_exact(ab, bb, P, mode, seed, i, var)
 
@@ -405,7 +405,7 @@ def div_bits(ab, bb, P, mode, seed, i, var):
     a, b = from_bits(ab), from_bits(bb)
     if _exact_enough(a) and _exact_enough(b):
         r = a / b
-        if _exact_enough(r) and _fma(r, b, -a) == 0.0:
+        if _exact_enough(r) and fma(r, b, -a) == 0.0:
             return cast_bits(as_bits(r), 0, P, mode, seed, i, var)
     return _div_exact(ab, bb, P, mode, seed, i, var)
 
@@ -416,7 +416,7 @@ def sqrt_bits(ab, P, mode, seed, i, var):
     a = from_bits(ab)
     if a > 0.0 and _exact_enough(a):
         r = np.sqrt(a)
-        if _fma(r, r, -a) == 0.0:
+        if fma(r, r, -a) == 0.0:
             return cast_bits(as_bits(r), 0, P, mode, seed, i, var)
     return _sqrt_exact(ab, P, mode, seed, i, var)
 

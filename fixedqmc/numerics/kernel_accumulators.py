@@ -18,6 +18,7 @@ from numba import njit
 from numba.extending import intrinsic, overload
 
 from fixedqmc.numerics import float_ops as FO
+from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics import wideint as W
@@ -25,6 +26,7 @@ from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_convert import convert
 from fixedqmc.numerics.kernel_core import (count_event, emit_result, float_from_bits,
                                            float_params, float_result, format_row,
+                                           is_float_format_context,
                                            is_fixed_context, is_quiet_context,
                                            is_runtime_context, operation_stub, record_range,
                                            runtime_convert, runtime_float_into, runtime_format,
@@ -70,6 +72,8 @@ _W0 = (np.uint64(0), np.uint64(0), np.uint64(0))
 
 @overload(acc_zero, prefer_literal=True, inline="always")
 def _acc_zero(e, v):
+    if is_float_format_context(e):
+        return lambda e, v: 0.0
     if not is_fixed_context(e):
         dt = e
         return lambda e, v: dt(0.0)
@@ -91,6 +95,8 @@ def _acc_fits(e, v, n):
 
 @overload(acc_add, prefer_literal=True, inline="always")
 def _acc_add(e, acc, x, v):
+    if is_float_format_context(e):  # the term rounded into v, then the sum rounded
+        return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), v), v)
     if not is_fixed_context(e):
         dt = e
         return lambda e, acc, x, v: _radd(acc, dt(x))
@@ -156,6 +162,8 @@ def _acc_value(e, acc, v):
 # in order and vectorises; run-time formats: the limbs and the float64 shadow sum).
 @overload(acc_array, prefer_literal=True)
 def _acc_array(e, n, v):
+    if is_float_format_context(e):
+        return lambda e, n, v: np.zeros(n, np.float64)
     if not is_fixed_context(e):
         dt = e
         return lambda e, n, v: np.zeros(n, dt)

@@ -16,6 +16,7 @@ from numba import njit
 from numba.extending import overload
 
 from fixedqmc.numerics import float_ops as FO
+from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.float_format import SIGN_BIT
@@ -23,6 +24,7 @@ from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
                                            emit_result, float_params, float_result,
                                            format_row, is_fixed_context,
+                                           is_float_format_context,
                                            is_quiet_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
                                            runtime_format, runtime_from_float, runtime_value)
@@ -44,6 +46,8 @@ the float, or the raw word."""
 @overload(load, prefer_literal=True)
 def _load(e, x, v):
     """A kernel input element: a float cast to the context's type, or a raw word of var v."""
+    if is_float_format_context(e):  # inputs are encoded into their formats
+        return lambda e, x, v: np.float64(x)
     if is_fixed_context(e):
         if not is_runtime_context(e):
             format_row(e.types[0].table, v, "load")
@@ -57,6 +61,8 @@ def _load(e, x, v):
 @overload(const, prefer_literal=True)
 def _const(e, x, v):
     """A float constant rounded into variable v's format (or cast to the float type)."""
+    if is_float_format_context(e):
+        return lambda e, x, v: KF.round_into(e, np.float64(x), v)
     if is_fixed_context(e) and is_runtime_context(e):
         return lambda e, x, v: (runtime_from_float(e, np.float64(x), np.int64(v)), v)
     if is_fixed_context(e):
@@ -109,16 +115,21 @@ def _rt_binary(op, e, ra, va, rb_, vb, vo):
     return r
 
 
-# (operation, exact raw operation, float implementation for a float type)
-_ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y),
-          (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y),
-          (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y))
+@njit(nogil=True, inline="always")
+def _ff_sub(e, x, y, v):
+    return KF.add(e, x, -y, v)
+
+
+# (operation, exact raw operation, float implementation for a float type, float formats)
+_ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y, KF.add),
+          (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y, _ff_sub),
+          (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y, KF.mul))
 
 # inlined at numba-IR level: each fixed operation would otherwise be a real call
-for _code, (_op, _raw, _float) in enumerate(_ARITH):
+for _code, (_op, _raw, _float, _ff) in enumerate(_ARITH):
     overload(_op, prefer_literal=True, inline="always")(
         binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
-                        narrow_op=narrow.binary, inline_general=True))
+                        narrow_op=narrow.binary, inline_general=True, float_format_op=_ff))
 
 
 @overload(store)

@@ -9,10 +9,12 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.kernel_core import (element_random_bits, emit_result, flag_of,
                                            float_from_bits, format_row, is_fixed_context,
+                                           is_float_format_context,
                                            is_runtime_context, operation_stub, runtime_convert,
                                            runtime_format, runtime_from_float, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
@@ -29,6 +31,8 @@ float to float: a cast."""
 
 @overload(convert, prefer_literal=True, inline="always")
 def _convert(e, x, src, v):
+    if is_float_format_context(e):
+        return _convert_to_float_format(src, x)
     if not is_fixed_context(e):
         dt = e
         if not is_fixed_context(src):
@@ -85,3 +89,20 @@ def _convert(e, x, src, v):
         r, ev = op(x[0], rb)
         return emit_result(e, r, ev, v, flag_of(x))
     return impl
+
+
+def _convert_to_float_format(src, x):
+    """convert into a float-format context: a float (or float-format) value rounded once
+    into v; a fixed word's exact value rounded once."""
+    if not is_fixed_context(src):
+        return lambda e, x, src, v: KF.round_into(e, np.float64(x), v)
+    if is_runtime_context(src):
+        def from_rt(e, x, src, v):
+            sa, wa, fa, _, _ = runtime_format(src, x[1])
+            if wa <= 0:
+                return KF.round_into(e, float_from_bits(x[0]), v)
+            return KF.fixed_into(e, x[0], sa, fa, v)
+        return from_rt
+    sa, _, fa, _, _ = format_row(src.types[0].table, x.types[1], "convert (source)")
+    sa = sa != 0
+    return lambda e, x, src, v: KF.fixed_into(e, x[0], sa, fa, v)

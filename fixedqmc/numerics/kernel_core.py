@@ -83,7 +83,7 @@ from numba.extending import intrinsic, overload
 from fixedqmc.numerics import float_format as FF
 from fixedqmc.numerics import float_ops as FO
 from fixedqmc.numerics import quantize as Q
-from fixedqmc.numerics.kernel_types import FormatTableType
+from fixedqmc.numerics.kernel_types import FloatFormatsType, FormatTableType
 from fixedqmc.numerics.modes import STOCHASTIC
 
 
@@ -101,8 +101,16 @@ def operation_stub(name):
 # ------------------------------------------------------- context kinds (typing time) --
 def is_fixed_context(ctx) -> bool:
     """A fixed context (a tuple type), typed or run-time formats, counting or quiet; float
-    contexts are float types."""
-    return isinstance(ctx, types.BaseTuple)
+    contexts are float types, float-format contexts tuples ending in the
+    :class:`~fixedqmc.numerics.kernel_types.FloatFormats` marker."""
+    return isinstance(ctx, types.BaseTuple) and not is_float_format_context(ctx)
+
+
+def is_float_format_context(ctx) -> bool:
+    """A float-format context (kernel, chunk or element): values are float64s, each result
+    rounded once into its variable's format (:mod:`fixedqmc.numerics.kernel_float`)."""
+    return (isinstance(ctx, types.BaseTuple) and len(ctx) > 0
+            and isinstance(ctx.types[-1], FloatFormatsType))
 
 
 def format_row(table, v, what):
@@ -126,7 +134,7 @@ def is_quiet_context(e) -> bool:
 
 # ------------------------------------------------------------------ memory by address --
 @intrinsic
-def _bump(typingctx, address, index):
+def bump(typingctx, address, index):
     """Add one to the int64 at ``address`` + 8 * ``index`` (a chunk's private event row).
 
     Element contexts carry the row's address rather than the array so that the inner loop
@@ -144,7 +152,7 @@ def _bump(typingctx, address, index):
 
 
 @intrinsic
-def _peek(typingctx, address, index):
+def peek(typingctx, address, index):
     """The int64 at ``address`` + 8 * ``index`` (a run-time format table)."""
     sig = types.int64(types.int64, types.int64)
 
@@ -157,7 +165,7 @@ def _peek(typingctx, address, index):
 
 
 @intrinsic
-def _poke(typingctx, address, index, value):
+def poke(typingctx, address, index, value):
     """Store the int64 ``value`` at ``address`` + 8 * ``index``."""
     sig = types.void(types.int64, types.int64, types.int64)
 
@@ -199,7 +207,7 @@ def _ol_count(e, ev, v):
 
     def counted(e, ev, v):
         if ev:
-            _bump(e[1], v)
+            bump(e[1], v)
     return counted
 
 
@@ -221,8 +229,8 @@ def _ol_emit(e, r, ev, v, flag):
 def runtime_format(e, v):
     """(signed, word, frac, rounding, overflow) of variable v of a run-time format table."""
     b = np.int64(v) * 5
-    return (_peek(e[0], b) != 0, _peek(e[0], b + 1), _peek(e[0], b + 2), _peek(e[0], b + 3),
-            _peek(e[0], b + 4))
+    return (peek(e[0], b) != 0, peek(e[0], b + 1), peek(e[0], b + 2), peek(e[0], b + 3),
+            peek(e[0], b + 4))
 
 
 @njit(cache=True)
@@ -270,14 +278,14 @@ def record_range(row, base, x):
     """Update the range statistics (min, max, max |x|, min nonzero |x|) at ``base`` of a
     chunk's row with the value x (a profiled variable, format row word -1)."""
     a = abs(x)
-    if x < float_from_bits(_peek(row, base)):
-        _poke(row, base, _f2i(x))
-    if x > float_from_bits(_peek(row, base + 1)):
-        _poke(row, base + 1, _f2i(x))
-    if a > float_from_bits(_peek(row, base + 2)):
-        _poke(row, base + 2, _f2i(a))
-    if 0.0 < a < float_from_bits(_peek(row, base + 3)):
-        _poke(row, base + 3, _f2i(a))
+    if x < float_from_bits(peek(row, base)):
+        poke(row, base, _f2i(x))
+    if x > float_from_bits(peek(row, base + 1)):
+        poke(row, base + 1, _f2i(x))
+    if a > float_from_bits(peek(row, base + 2)):
+        poke(row, base + 2, _f2i(a))
+    if 0.0 < a < float_from_bits(peek(row, base + 3)):
+        poke(row, base + 3, _f2i(a))
 
 
 @njit(nogil=True, cache=True)
@@ -285,7 +293,7 @@ def float_params(e, v):
     """The parameters ``P`` (:func:`fixedqmc.numerics.float_format.format_params`) of the
     float format of variable v, a run-time row ``(E, -2, M, rounding, options)``."""
     b = np.int64(v) * 5
-    E, M, opts = _peek(e[0], b), _peek(e[0], b + 2), _peek(e[0], b + 4)
+    E, M, opts = peek(e[0], b), peek(e[0], b + 2), peek(e[0], b + 4)
     fn = (opts & 4) != 0
     bias = (np.int64(1) << (E - 1)) - 1
     emax = bias + np.int64(fn)
@@ -301,14 +309,14 @@ def count_float_events(e, ev, v):
     NaN in the three columns named by v's options (``options >> 8``)."""
     if ev:
         if ev & FF.EV_OVER:
-            _bump(e[1], v)
-        c = _peek(e[0], np.int64(v) * 5 + 4) >> 8
+            bump(e[1], v)
+        c = peek(e[0], np.int64(v) * 5 + 4) >> 8
         if ev & FF.EV_UNDER:
-            _bump(e[1], c)
+            bump(e[1], c)
         if ev & FF.EV_SUB:
-            _bump(e[1], c + 1)
+            bump(e[1], c + 1)
         if ev & FF.EV_NAN:
-            _bump(e[1], c + 2)
+            bump(e[1], c + 2)
 
 
 @njit(nogil=True)
@@ -366,12 +374,14 @@ def runtime_convert(e, ra, sa, wa, fa, vo):
 
 # ---------------------------------------------------------------- binary operations --
 def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None,
-                    inline_general=False):
+                    inline_general=False, float_format_op=None):
     """The overload (a typing function for ``numba.extending.overload``) of a binary
     operation ``name(e, x, y, v)`` with an output variable v, for every context kind:
 
     * float contexts: ``float_impl(dt)``, the implementation for the context's float type
       ``dt``;
+    * float-format contexts: ``float_format_op(e, x, y, v)``, a compiled function of the
+      float64 operands (:mod:`~fixedqmc.numerics.kernel_float`);
     * run-time formats: ``runtime_op(opcode, e, raw x, var x, raw y, var y, v)``, a compiled
       routine returning the raw result word (float64 operands and outputs included);
     * formats compiled in (counting or quiet): ``narrow_op(opcode, (sa, wa, fa), (sb, wb,
@@ -384,6 +394,8 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
     options = {"nogil": True, **({"inline": "always"} if inline_general else {})}
 
     def ol(e, x, y, v):
+        if is_float_format_context(e):
+            return lambda e, x, y, v: float_format_op(e, x, y, v)
         if not is_fixed_context(e):
             return float_impl(e)
         if is_runtime_context(e):

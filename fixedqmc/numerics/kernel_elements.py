@@ -16,8 +16,9 @@ from numba import njit
 from numba.core import types
 from numba.extending import overload
 
-from fixedqmc.numerics.kernel_core import (flag_of, is_fixed_context, is_quiet_context,
-                                           is_runtime_context, operation_stub)
+from fixedqmc.numerics.kernel_core import (flag_of, is_fixed_context, is_float_format_context,
+                                           is_quiet_context, is_runtime_context,
+                                           operation_stub)
 
 #: Chunks per kernel call: a fixed partition, independent of the thread count.
 N_CHUNKS = 64
@@ -58,6 +59,12 @@ def chunk_bounds(ctx, n, k):
 
 @overload(chunk)
 def _chunk(ctx, k):
+    if is_float_format_context(ctx):
+        def float_formats(ctx, k):
+            row = ctx[1][k]
+            return (np.int64(ctx[0].ctypes.data), np.int64(row.ctypes.data), ctx[2],
+                    np.int64(0), ctx[3])
+        return float_formats
     if is_fixed_context(ctx):
         if isinstance(ctx.types[0], types.Array):
             def runtime(ctx, k):
@@ -75,6 +82,8 @@ def _chunk(ctx, k):
 
 @overload(at)
 def _at(ctx, i):
+    if is_float_format_context(ctx):
+        return lambda ctx, i: (ctx[0], ctx[1], ctx[2], np.int64(i), ctx[4])
     if is_fixed_context(ctx):
         return lambda ctx, i: (ctx[0], ctx[1], ctx[2], np.int64(i))
     return lambda ctx, i: ctx

@@ -13,10 +13,12 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros as _leading_zeros
 from numba.extending import overload
 
+from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.kernel_core import (count_event, emit_result, flag_of, float_from_bits,
-                                           format_row, is_fixed_context, is_runtime_context,
+                                           format_row, is_fixed_context,
+                                           is_float_format_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
                                            runtime_format, runtime_value)
 
@@ -123,7 +125,19 @@ def _fraction_to(ur, fsrc, fmax, su, wu, fu, rnd, ovf, rbits):
 
 def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
     """The implementation of a bin operation for a context type: float, run-time formats
-    or a format table; the two fixed ones call ``core`` on the raw word of t."""
+    or a format table; the two fixed ones call ``core`` on the raw word of t; float formats
+    the float64 operation, u rounded once into vu."""
+    if is_float_format_context(e):
+        if name == "uniform_bin":
+            def uniform(e, t, n_bits, vu):
+                k, u = _uniform_f64(e, t, n_bits, vu)
+                return k, KF.round_into(e, u, vu)
+            return uniform
+
+        def log2(e, t, n_seg, bin_bits, vu):
+            k, u = _log2_f64(e, t, n_seg, bin_bits, vu)
+            return k, KF.round_into(e, u, vu)
+        return log2
     if not is_fixed_context(e):
         one = np.dtype(str(e)).type(1.0)
         # the largest float below 1 in the context's type: t is clamped to [0, this]

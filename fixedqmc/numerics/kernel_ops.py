@@ -38,12 +38,14 @@ from numba.extending import intrinsic, overload
 
 from fixedqmc.numerics import exact_ops as X
 from fixedqmc.numerics import float_ops as FO
+from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.float_exp import exp32, exp64
 from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
                                            emit_result, flag_of, float_params, float_result,
                                            format_row, is_fixed_context,
+                                           is_float_format_context,
                                            is_runtime_context, operation_stub, rounding_bits,
                                            runtime_float_into, runtime_format, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
@@ -163,7 +165,17 @@ def _rt_binary(op, e, ra, va, rb, vb, vo):
 
 
 def _unary_overload(name, opcode, raw_op, float_maker):
+    if name == "recip":
+        ff_op = njit(lambda e, x, v: KF.div(e, 1.0, x, v), nogil=True)
+    elif name == "sqrt":
+        ff_op = KF.sqrt
+    else:  # exact in float64 (floor, round_int, abs_) or within its float64 bound
+        f64 = njit(float_maker(np.float64), nogil=True)
+        ff_op = njit(lambda e, x, v: KF.round_into(e, f64(x), v), nogil=True)
+
     def ol(e, x, v):
+        if is_float_format_context(e):
+            return lambda e, x, v: ff_op(e, x, v)
         if not is_fixed_context(e):
             f = njit(float_maker(e), nogil=True)
             return lambda e, x, v: f(x)
@@ -231,9 +243,21 @@ def _define(name, ol):
 
 for _i, (_name, (_raw, _maker)) in enumerate(_UNARY.items()):
     globals()[_name] = _define(_name, _unary_overload(_name, _i, _raw, _maker))
+
+
+def _float_format_binary(name, float_maker):
+    """The float-format-context form of a binary operation: div rounded once from the
+    exact quotient, min and max (exact) rounded into v."""
+    if name == "div":
+        return KF.div
+    f64 = njit(float_maker(np.float64), nogil=True)
+    return njit(lambda e, x, y, v: KF.round_into(e, f64(x, y), v), nogil=True)
+
+
 for _i, (_name, (_raw, _maker)) in enumerate(_BINARY.items()):
-    globals()[_name] = _define(_name, binary_overload(_name, _i, _raw, _float_binary(_maker),
-                                                      _rt_binary))
+    globals()[_name] = _define(_name, binary_overload(
+        _name, _i, _raw, _float_binary(_maker), _rt_binary,
+        float_format_op=_float_format_binary(_name, _maker)))
 
 select = operation_stub("select")
 select.__doc__ = """``select(e, cond, x, y)``: x if cond else y (cond a bool, e.g. from

@@ -18,11 +18,11 @@ from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, round_with_events
 from fixedqmc.numerics.float_format import rounding_code as float_rounding_code
 from fixedqmc.numerics.kernel_elements import N_CHUNKS
-from fixedqmc.numerics.kernel_types import FormatTable, TypedContext
+from fixedqmc.numerics.kernel_float import param_rows
+from fixedqmc.numerics.kernel_types import FloatFormats, FormatTable, TypedContext
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.overflow import FLOAT_EVENT_KINDS, OverflowLog, default_log
 from fixedqmc.numerics.policy import PrecisionPolicy, format_for_range, parse_precision
-from fixedqmc.numerics.qformat import QFormat
 
 
 def symmetric_range(x) -> tuple[float, float]:
@@ -120,6 +120,9 @@ class KernelPrecision:
     roundings: tuple
     overflows: tuple
     runtime: bool = False  # formats read at run time (see ``context``)
+    #: float formats only: the float-format context (False: the general run-time context,
+    #: bit-identical and slower; for comparisons)
+    float_context: bool = True
 
     def profiling(self) -> "KernelPrecision":
         """float64 arithmetic that records, per variable, the range of the values every
@@ -149,8 +152,18 @@ class KernelPrecision:
                                 "form; use the typed float32 kernel")
         return replace(self, runtime=True)
 
+    @cached_property
+    def float_only(self) -> bool:
+        """Every variable in a float format (float64 and emulated float32 included): the
+        kernel runs in the float-format context (:mod:`~fixedqmc.numerics.kernel_float`),
+        whatever :attr:`runtime` says."""
+        return (self.kind == "formats" and self.float_context
+                and all(isinstance(f, FloatFormat) for f in self.formats))
+
     @property
     def dtype(self):
+        if self.float_only:
+            return np.float64
         if self.runtime:
             return np.int64
         return {"float64": np.float64, "float32": np.float32, "formats": np.int64}[self.kind]
@@ -165,7 +178,11 @@ class KernelPrecision:
         if self.kind != "formats":
             return self.kind
         fmt = self.format_of(name)
-        return next((k for k, f in NAMED_FORMATS.items() if f == fmt), str(fmt))
+        if _is_native64(fmt):
+            return "float64"
+        # (an emulated float32 keeps its spec: "float32" names the machine's arithmetic)
+        return next((k for k, f in NAMED_FORMATS.items() if f == fmt and k != "float32"),
+                    str(fmt))
 
     @cached_property
     def float_variables(self) -> tuple:
@@ -206,7 +223,14 @@ class KernelPrecision:
         serves every width and every mix of fixed point, float formats and float64.  Both
         give bit-identical results.  With float formats the event rows hold, after the
         overflow counts, three columns per variable (underflows to zero, subnormal
-        results, NaNs)."""
+        results, NaNs).  A precision of float formats only (:attr:`float_only`) gets the
+        float-format context ``(parameters, events, seed, FloatFormats())`` of
+        :mod:`~fixedqmc.numerics.kernel_float` (float64 values; one compilation for every
+        float format), bit-identical to the run-time form."""
+        if self.float_only:
+            n = len(self.formats)
+            return (self._float_params, np.zeros((N_CHUNKS, 4 * n), np.int64),
+                    np.uint64(seed), FloatFormats())
         if self.runtime:
             n = len(self.spec.variables)
             if self.kind == "profile":  # word -1: float64, statistics at column n + 4 i
@@ -227,6 +251,11 @@ class KernelPrecision:
         return TypedContext((self._format_table, events, np.uint64(seed)))
 
     @cached_property
+    def _float_params(self) -> np.ndarray:
+        """The parameter rows of a float-format context, built once."""
+        return param_rows(self.formats, self.roundings, len(self.formats))
+
+    @cached_property
     def _format_table(self) -> "FormatTable":
         """The :class:`FormatTable` of a typed fixed context, built once (every call's
         context shares it, and numba types it once)."""
@@ -234,9 +263,9 @@ class KernelPrecision:
 
     def encode(self, name: str, x, seed: int = 0, log: OverflowLog | None = None) -> np.ndarray:
         """Kernel input for variable ``name``: floats of the kernel's type, or raw words
-        (fixed point; float formats and float64 as float64 bit patterns, a float format's
-        values rounded once into it); conversion events are counted under the variable's
-        name.  Always a writable C-contiguous array, so that the compiled kernel's argument
+        (fixed point; float formats and float64 as float64 bit patterns, or as float64s in
+        a float-format context; a float format's values rounded once into it); conversion
+        events are counted under the variable's name.  Always a writable C-contiguous array, so that the compiled kernel's argument
         types do not vary."""
         if self.kind != "formats":
             out = np.require(x, dtype=np.float32 if self.kind == "float32" else np.float64,
@@ -251,7 +280,8 @@ class KernelPrecision:
                 log = default_log if log is None else log
                 log.record(key, counts["overflow"], 0, str(fmt), fmt.overflow,
                            kinds={k: counts[k] for k in FLOAT_EVENT_KINDS})
-            return np.require(x, np.float64, requirements=["C", "W"]).view(np.int64)
+            x = np.require(x, np.float64, requirements=["C", "W"])
+            return x if self.float_only else x.view(np.int64)
         fx = Fixed.from_float(x, fmt, self.roundings[i], self.overflows[i], name=key, log=log,
                               seed=seed)
         # writable: kernels are compiled per array type, read-only being part of it
@@ -261,7 +291,7 @@ class KernelPrecision:
         """Kernel output of variable ``name`` as float64 values."""
         if self.kind != "formats" or isinstance(self.format_of(name), FloatFormat):
             y = np.ascontiguousarray(y)
-            return y.view(np.float64) if self.runtime else np.asarray(y, dtype=np.float64)
+            return y.view(np.float64) if y.dtype == np.int64 else np.asarray(y, np.float64)
         # a view: Fixed freezes its words, which must not make the caller's array read-only
         return Fixed(np.asarray(y, np.int64).view(), self.format_of(name)).to_float()
 

@@ -1,4 +1,5 @@
-"""The format table of a typed fixed context as a numba type.
+"""The format table of a typed fixed context as a numba type, and the marker of a
+float-format context.
 
 A typed fixed context ``TypedContext((FormatTable, events, seed))`` carries its per-variable
 formats in its *type*: numba types a :class:`FormatTable` as a :class:`FormatTableType`
@@ -61,4 +62,34 @@ def _typeof_context(val, c):
 
 @unbox(FormatTableType)
 def _unbox_table(typ, obj, c):
+    return NativeValue(c.context.get_dummy_value())
+
+
+class FloatFormats:
+    """The marker that ends a float-format context ``(params, events, seed, FloatFormats())``
+    (:meth:`fixedqmc.numerics.kernel_spec.KernelPrecision.context`): values are float64s
+    in their variables' formats, each result rounded once into its variable's format (the
+    parameters of every variable's format are data, read as the kernel runs)."""
+
+    __slots__ = ()
+
+
+class FloatFormatsType(types.Type):
+    """The numba type of the :class:`FloatFormats` marker."""
+
+    def __init__(self):
+        super().__init__(name="FloatFormats")
+
+
+FLOAT_FORMATS_TYPE = FloatFormatsType()
+register_model(FloatFormatsType)(models.OpaqueModel)
+
+
+@typeof_impl.register(FloatFormats)
+def _typeof_marker(val, c):
+    return FLOAT_FORMATS_TYPE
+
+
+@unbox(FloatFormatsType)
+def _unbox_marker(typ, obj, c):
     return NativeValue(c.context.get_dummy_value())

@@ -43,7 +43,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-from fixedqmc.numerics.kernel import add, less, load, log2_bin, mul, sub, uniform_bin
+from fixedqmc.numerics.kernel import (add, is_fixed_context, is_float_format_context, less,
+                                      load, log2_bin, mul, sub, uniform_bin)
 
 __all__ = ["LOOKUP_VARIABLES", "UNSCALE_VARIABLES", "coefficient_rows", "make_lookup",
            "prepare_table", "table_at"]
@@ -102,7 +103,8 @@ def table_at(e, address, k):
 @overload(table_at, inline="always")
 def _ol_table_at(e, address, k):
     """Coefficient k of a prepared table in e's number type (fixed: raw int64 words)."""
-    peek = _PEEK[types.int64 if isinstance(e, types.BaseTuple) else e]
+    peek = _PEEK[types.int64 if is_fixed_context(e)
+                 else types.float64 if is_float_format_context(e) else e]
     return lambda e, address, k: peek(address, k)
 
 

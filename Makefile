@@ -26,6 +26,7 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/fixedqmc bench numerics
+	$(VENV)/bin/fixedqmc bench floats
 	$(VENV)/bin/fixedqmc bench tables
 	$(VENV)/bin/fixedqmc bench lutexp
 	$(VENV)/bin/fixedqmc bench helium

@@ -1,13 +1,20 @@
 """``fixedqmc bench h2`` on a tiny case: one H2 molecule, 8 walkers, one sweep (two rounds in
-the first test, one in the others).
+the first test, one in the others); ``fixedqmc bench floats`` on a few thousand elements and
+its bit-identity check on hand-made mismatches.
 
 Only the printed table's rows and lines are checked, never a timing.
 """
 
+import numpy as np
 import pytest
 
+from fixedqmc.bench import floats as bench_floats
 from fixedqmc.bench import h2 as bench_h2
+from fixedqmc.bench import machine as bench_machine
+from fixedqmc.bench.floats import describe, explain_mismatches, same_bits
 from fixedqmc.cli import main
+from fixedqmc.numerics.float_format import parse_float_format, round_to_format
+from fixedqmc.numerics.polynomial import evaluate_quadratic
 
 
 @pytest.fixture(autouse=True)
@@ -93,3 +100,99 @@ def test_bench_h2_fits_the_exponent_over_two_lattices(capsys, tmp_path):
 def test_bench_h2_bad_options_are_clear_errors(args, message, capsys):
     assert main(["bench", "h2", *args]) != 0
     assert message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- bench floats --
+def test_bench_floats_small_run_prints_table_bits_and_targets(capsys):
+    """``fixedqmc bench floats`` on 5000 elements: every row, column and target line."""
+    assert main(["bench", "floats", "--n", "5000", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "CPU: " in out and "vector ISA: " in out and "threads: numba" in out
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["format", "method"])
+    assert lines[head].split() == ["format", "method", "timed", "time_ms", "best_ms",
+                                   "elements_per_s", "ratio_to_ours", "bit_identical",
+                                   "mismatches", "repeats"]
+    table = lines[head + 1:lines.index(next(line for line in lines
+                                            if line.startswith("edge inputs")))]
+    present = {p: bench_floats.peer_status(p) is None
+               for p in ("apytypes", "pychop", "gfloat", "ml_dtypes")}
+    for spec in ("bfloat16", "float:e6m9"):
+        mine = [line for line in table if line.split()[0] == spec]
+        assert any(" ours " in line and "call only" in line for line in mine)
+        assert any(" ours " in line and "end to end" in line for line in mine)
+        for peer, label in (("apytypes", "APyTypes APyFloatArray"), ("pychop", "pychop Chop"),
+                            ("gfloat", "gfloat round_ndarray")):
+            rows = [line for line in mine if label in line]
+            if present[peer]:
+                assert rows and all(line.split()[-3:-1] == ["yes", "0"] for line in rows), rows
+                assert f"{spec}, {label}: " in out  # the edge inputs were compared too
+            else:
+                assert not rows and f"{peer} is not installed: skipping it" in out
+    for spec in ("float32", "float64"):
+        assert sum(line.split()[0] == spec for line in table) == 2
+    for what in ("our float32 kernel", "our bfloat16 kernel"):
+        assert f"first call of {what}: " in out
+    targets = [line for line in lines if line.strip().endswith(("PASS", "FAIL"))]
+    assert sum("ours / our float32" in line for line in targets) == 4
+    if present["apytypes"]:
+        assert sum("(target >= 30x)" in line for line in targets) == 4
+    assert sum("(target >= 100x)" in line for line in targets) == 2 * (
+        present["pychop"] + present["gfloat"])
+    for line in targets:  # a measured ratio, not a fixed text
+        assert np.isfinite(float(line.split("x  (target")[0].split()[-1]))
+
+
+def test_bench_floats_bit_check_finds_and_explains_mismatches():
+    """A changed bit is found and left unexplained; a double rounding via float32 and an
+    overflow that a peer handles otherwise are found and explained."""
+    fmt = parse_float_format("bfloat16")
+    big = fmt.max_finite
+    # element 0: 1 + 2**-8 + 2**-40, rounded once 1 + 2**-7, through float32 a tie: 1.0;
+    # element 1: b + u c overflows (ours: inf); elements 2, 3: ordinary
+    x = (np.array([1 + 2.0**-8 + 2.0**-40, 0.0, 0.5, -0.25]), np.array([0.0, big, 0.25, 0.5]),
+         np.array([0.0, big, -1.0, 0.75]), np.array([0.0, 0.75, 0.5, 0.125]))
+    ours = evaluate_quadratic(*x, "bfloat16").values
+    assert ours[0] == 1 + 2.0**-7 and np.isinf(ours[1])
+    assert same_bits(ours, ours.copy()).all() and explain_mismatches(x, ours, ours, fmt) == {}
+    nan = np.array([np.nan, -np.nan])
+    assert same_bits(nan, nan[::-1]).all()  # NaNs compare equal whatever their payload
+    theirs = ours.copy()
+    theirs[0] = round_to_format(np.float32(x[0][:1]).astype(np.float64), fmt)[0]  # via float32
+    theirs[1] = 0.0  # an overflow turned into zero
+    theirs[3] = np.nextafter(np.float32(ours[3]), np.float32(1)).astype(np.float64)  # a bit
+    assert (~same_bits(ours, theirs)).sum() == 3
+    why = explain_mismatches(x, ours, theirs, fmt)
+    assert why == {"double rounding via float32 (float32 cast or operation, then a cast)": 1,
+                   "overflow handling (ours inf, theirs 0)": 1, "unexplained": 1}, why
+    assert "1 unexplained" in describe(why)
+
+
+def test_bench_floats_unexplained_peer_mismatch_fails_the_run(monkeypatch, capsys):
+    """A peer whose results differ without a reason makes the bench exit 1."""
+    pytest.importorskip("apytypes")
+    original = bench_floats.apytypes_chain
+
+    def wrong(E, M, x):
+        e2e, chain = original(E, M, x)
+
+        def bad():
+            y = e2e().copy()
+            y[0] = -y[0] if y[0] else 1.0
+            return y
+        return bad, chain
+
+    monkeypatch.setattr(bench_floats, "apytypes_chain", wrong)
+    monkeypatch.setattr(bench_machine, "print_machine", lambda: None)  # checked above
+    run = bench_floats.run_benchmark
+    monkeypatch.setattr(bench_floats, "run_benchmark", lambda n, repeats: run(
+        n=n, repeats=repeats, edge_n=200, peers=("apytypes",)))
+    assert main(["bench", "floats", "--n", "2000", "--repeats", "1"]) == 1
+    out = capsys.readouterr().out
+    for spec in ("bfloat16", "float:e6m9"):
+        assert (f"{spec}, APyTypes APyFloatArray (end to end) differs from ours: "
+                "1 unexplained") in out
+        row = next(line for line in out.splitlines() if line.startswith(f"{spec:>10}")
+                   and "APyFloatArray end to end" in line)
+        assert row.split()[-3:] == ["no", "1", "1"]
+    assert "some mismatches with a peer are unexplained (exit code 1)" in out

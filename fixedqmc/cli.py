@@ -5,10 +5,11 @@ Subcommands::
     fixedqmc run INPUT.toml       a VMC or DMC calculation (``--set key=value`` overrides)
     fixedqmc optimize INPUT.toml  optimise the trial function's linear parameters (Jastrow)
     fixedqmc profile INPUT.toml   float64 range profile of every kernel variable
-    fixedqmc sweep INPUT.toml     energy vs word width per kernel (paired / full estimates)
+    fixedqmc sweep INPUT.toml     energy vs word width, float mantissa or float format per kernel
     fixedqmc systems              registered system kinds and their input keys
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
+    fixedqmc bench floats         float-format kernels (bfloat16, e6m9) vs APyTypes, pychop, gfloat
     fixedqmc bench tables         two-region table evaluation, float64 and fixed (elements/s)
     fixedqmc bench lutexp         LUT exponential, float64 / float32 / fixed (elements/s)
     fixedqmc bench helium         HAQMC Table 2 workload: VMC of He_N, pair evaluations/s
@@ -72,6 +73,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from fixedqmc.bench.numerics import main
 
         return main(n=args.n or 1_000_000, repeats=args.repeats)
+    if args.what == "floats":
+        from fixedqmc.bench.floats import main_floats
+
+        return main_floats(n=args.n or 1_000_000, repeats=args.repeats)
     if args.what == "tables":
         from fixedqmc.bench.tables import main_tables
 
@@ -195,6 +200,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
     from fixedqmc import jsonio
     from fixedqmc.output_folder import claim
+    from fixedqmc.qmc.profile import mantissa_precision
     from fixedqmc.qmc.registry import get_plugin
     from fixedqmc.run.config import load_config
     from fixedqmc.run.memory import check_memory
@@ -202,6 +208,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from fixedqmc.state_files import atomic_output, write_atomic
     from fixedqmc.sweep.estimates import sample_reference
 
+    mantissa = args.mantissa
+    if mantissa is not None:  # checked before any work
+        mantissa = mantissa_precision(int(mantissa) if mantissa.isdigit() else mantissa)
     config = load_config(args.input, _sets(args))
     unit = get_plugin(config["system"]["kind"]).units.energy
     out = Path(config["output"]) / "profile"
@@ -214,7 +223,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             lock.abandon()
             raise
         ref = sample_reference(config, progress=None, system=system)
-        frame = ref.profile.frame(args.width)
+        frame = ref.profile.frame(args.width, float_mantissa=mantissa)
         with atomic_output(out / "profile.csv") as tmp:
             frame.to_csv(tmp, index=False)
         write_atomic(out / "profile.json", jsonio.dumps(
@@ -226,6 +235,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
         print(frame.to_string(index=False))
     print(f"float64 VMC on the samples: {ref.energy:.6g} +/- {ref.error:.2g} {unit}; "
           f"{ref.samples.shape[0]} blocks x {ref.samples.shape[1]} walkers profiled")
+    if args.mantissa is not None:
+        bad = frame[frame.float_range != ""]
+        if len(bad):
+            print(f"no exponent width holds the range at {mantissa}: " + "; ".join(
+                f"{k}.{v} ({p})" for k, v, p in zip(bad.kernel, bad.variable, bad.float_range)))
     print(f"saved {out}/profile.csv and profile.json")
     return 0
 
@@ -238,7 +252,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     res = sweep(args.input, widths=args.widths, kernels=args.kernels, tolerance=args.tolerance,
                 mode=args.mode, sets=_sets(args), output=args.output, workers=args.workers,
                 scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
-                profile=args.profile_from, worker_wait=args.worker_wait)
+                profile=args.profile_from, worker_wait=args.worker_wait,
+                mantissas=args.mantissas, formats=args.formats)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -246,8 +261,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     cols += ["overflow_events", "wall_time_s"]
     table = res.table[cols].rename(columns={
         c: f"{c} ({unit})" for c in cols if c.endswith(("_diff", "_error"))})
-    answer = [c for c in ("kernels", "narrowest_width", "narrowest_width_paired",
-                          "narrowest_width_full", "note") if c in res.answer]
+    swept = res.summary.get("widths") or not (res.summary.get("mantissas")
+                                              or res.summary.get("formats"))
+    answer = ["kernels"] + [c for c in ("narrowest_width", "narrowest_width_paired",
+                                        "narrowest_width_full") if c in res.answer and swept]
+    answer += [c for c in ("narrowest_mantissa", "narrowest_mantissa_paired",
+                           "narrowest_mantissa_full", "passing_formats", "note")
+               if c in res.answer]
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.max_colwidth", 120, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
@@ -281,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="override an input key, e.g. --set method.walkers=200 (repeatable)")
     _precision_option(runp)
     runp.add_argument("--profile", default=None, metavar="PROFILE.json",
-                      help="size fixed:W formats from this range profile (fixedqmc profile)")
+                      help="size fixed:W formats and float:m<M> exponents from this range "
+                           "profile (fixedqmc profile); float:m<M> needs one")
     runp.set_defaults(func=cmd_run)
 
     optp = sub.add_parser("optimize", help="optimise the trial function's linear parameters "
@@ -297,13 +318,28 @@ def build_parser() -> argparse.ArgumentParser:
     _precision_option(prof)
     prof.add_argument("--width", type=int, default=None,
                       help="also show the format of every variable at this word width")
+    prof.add_argument("--mantissa", default=None, metavar="M",
+                      help="also show every variable's float format at float:m<M> (M, or "
+                           "float:m<M>[:rounding][:options]) and the variables no exponent "
+                           "width holds (float_range: overflow / subnormal)")
     prof.set_defaults(func=cmd_profile)
 
-    sw = sub.add_parser("sweep", help="energy vs word width per kernel against a tolerance")
+    sw = sub.add_parser("sweep", help="energy vs word width, float mantissa or float format "
+                        "per kernel against a tolerance")
     sw.add_argument("input", nargs="?", default=None, help="TOML input file")
     sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
     _precision_option(sw)
-    sw.add_argument("--widths", default="16:48:4", help="start:stop[:step] or a comma list")
+    sw.add_argument("--widths", default=None,
+                    help="fixed:W word widths, start:stop[:step] or a comma list (default "
+                         "16:48:4 unless --mantissas or --formats is given)")
+    sw.add_argument("--mantissas", default=None, metavar="M",
+                    help="float:m<M> mantissa widths (1..52), start:stop[:step] or a comma "
+                         "list, e.g. 3:23; each variable's exponent bits from the profile")
+    sw.add_argument("--formats", default=None, metavar="FORMATS",
+                    help="float formats, comma separated: names (bfloat16, float16, tf32, "
+                         "fp8e4m3, fp8e5m2) or float:e<E>m<M>[:rounding][:options]; an option "
+                         "after a comma stays with its format (float:e5m2:nearest_even:"
+                         "nosubnormals,saturate)")
     sw.add_argument("--kernels", default="all",
                     help="comma list of kernel sets: 'all', a kernel, or kernels joined by '+' "
                          "(one set at the width together; default all)")
@@ -332,12 +368,13 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=cmd_info)
 
     bench = sub.add_parser("bench", help="run a benchmark and print measured figures and ratios")
-    bench.add_argument("what", choices=["numerics", "tables", "lutexp", "helium", "h2",
-                                        "periodic"],
+    bench.add_argument("what", choices=["numerics", "floats", "tables", "lutexp", "helium",
+                                        "h2", "periodic"],
                        help="which benchmark")
     bench.add_argument("--n", type=int, default=None,
                        help="elements (default 1e6; 1e7 for tables)")
-    bench.add_argument("--repeats", type=int, default=5, help="timed repeats, best taken")
+    bench.add_argument("--repeats", type=int, default=5,
+                       help="timed repeats, best taken (floats: the median)")
     bench.add_argument("--atoms", type=int, nargs="+", default=None,
                        help="helium: cluster sizes (default 64 ... 4096)")
     bench.add_argument("--min-time", type=float, default=2.0,

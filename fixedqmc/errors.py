@@ -23,3 +23,14 @@ class PrecisionSpecError(FixedQMCError):
 
 class FixedOverflowError(FixedQMCError, OverflowError):
     """A value does not fit its format and the overflow mode is ``raise``."""
+
+
+class FloatRangeWarning(UserWarning):
+    """Variables of a ``float:m<M>`` precision whose profiled range no exponent width
+    (2..11 bits) holds: they get the widest format, in which their largest values would
+    overflow or their smallest go subnormal.  ``variables`` maps ``"kernel.variable"`` to
+    ``"overflow"``, ``"subnormal"`` or ``"overflow, subnormal"``."""
+
+    def __init__(self, message: str, variables: dict | None = None):
+        super().__init__(message)
+        self.variables = dict(variables or {})

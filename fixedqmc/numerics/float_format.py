@@ -255,6 +255,14 @@ def parse_float_format(text: str) -> FloatFormat:
         raise PrecisionSpecError(
             f"unknown float format {parts[0]!r} in {text!r}; allowed: 'float:e<E>m<M>' or "
             f"{', '.join(NAMED_FORMATS)}")
+    return FloatFormat(**parse_format_parts(rest, text, fields))
+
+
+def parse_format_parts(rest: list, text: str, fields: dict) -> dict:
+    """``fields`` (FloatFormat keywords) updated by the ``[:rounding][:options]`` parts
+    ``rest`` of a float format spec ``text`` (named in the errors); also used by the
+    precision ``float:m<M>[:rounding][:options]`` (:mod:`fixedqmc.numerics.policy`)."""
+    fields = dict(fields)
     if len(rest) > 2:
         raise PrecisionSpecError(
             f"too many ':' parts in {text!r}; expected format[:rounding][:options]")
@@ -279,7 +287,7 @@ def parse_float_format(text: str) -> FloatFormat:
                 raise PrecisionSpecError(
                     f"unknown rounding or option {opt!r} in {text!r}; roundings: "
                     f"{', '.join(ROUNDINGS)}; options: {', '.join(OPTIONS)}")
-    return FloatFormat(**fields)
+    return fields
 
 
 def as_float_format(fmt) -> FloatFormat:

@@ -69,30 +69,48 @@ class KernelSpec:
         policy names runs in that float type; any other kernel gets a format per variable:
         a fixed-point :class:`QFormat` or a :class:`FloatFormat` (its variables that the
         policy does not name get the kernel's precision, float64 and float32 as the
-        formats e11m52 and e8m23).  ``ranges`` (variable -> (lo, hi), e.g. from a range
-        profile) overrides the declared ranges when a width-only spec ``fixed:W`` sizes
-        the integer bits.
+        formats e11m52 and e8m23).  ``ranges`` (variable -> ``(lo, hi)`` or
+        ``(lo, hi, min nonzero |x|)``, e.g. from a range profile,
+        :meth:`~fixedqmc.qmc.profile.RangeProfile.ranges`) overrides the declared ranges
+        when a width-only spec ``fixed:W`` sizes the integer bits, and sizes the exponent
+        bits of a mantissa-only spec ``float:m<M>``
+        (:func:`~fixedqmc.numerics.policy.float_format_for_range`), which needs the
+        smallest nonzero magnitude: a variable without one (no ``ranges``, or a pair) is a
+        :class:`~fixedqmc.errors.PrecisionSpecError` naming it.  Variables no exponent
+        width holds get the widest one and a :class:`~fixedqmc.errors.FloatRangeWarning`
+        naming them.
         """
+        import warnings
+
+        from fixedqmc.errors import FloatRangeWarning
+        from fixedqmc.numerics.policy import float_range_message, sized_float_format
+
         policy = parse_precision(policy)
         kp = policy.for_kernel(self.name)
         if kp.kind in NATIVE_FLOATS and not any(k == self.name for k, _ in policy.variables):
             return KernelPrecision(self, kp.kind, (), (), ())
-        fmts, rnds, ovfs = [], [], []
+        fmts, rnds, ovfs, problems = [], [], [], {}
         for v in self.variables:
             p = policy.for_variable(self.name, v.name)
+            name = f"{self.name}.{v.name}"
             if p.kind in NATIVE_FLOATS:
                 fmt = NAMED_FORMATS[p.kind]
-            elif p.kind == "float":
-                fmt = p.fmt
-            elif p.fmt is not None:
+            elif p.sized_float:
+                fmt, problem = sized_float_format(p, ranges, v, name)
+                if problem:
+                    problems[name] = problem
+            elif p.fmt is not None:  # a float format or an explicit fixed format
                 fmt = p.fmt
             else:
-                lo, hi = (ranges or {}).get(v.name, (v.lo, v.hi))
-                fmt = format_for_range(lo, hi, p.word_bits, f"{self.name}.{v.name}")
+                lo, hi = tuple((ranges or {}).get(v.name, (v.lo, v.hi)))[:2]
+                fmt = format_for_range(lo, hi, p.word_bits, name)
             fmts.append(fmt)
             floating = isinstance(fmt, FloatFormat)
             rnds.append(fmt.rounding if floating else p.rounding)
             ovfs.append(fmt.overflow if floating else p.overflow)
+        if problems:
+            warnings.warn(FloatRangeWarning(float_range_message(self.name, problems),
+                                            problems), stacklevel=2)
         # float formats (float64 too) are read at run time: no typed form of their rows
         return KernelPrecision(self, "formats", tuple(fmts), tuple(rnds), tuple(ovfs),
                                runtime=any(isinstance(f, FloatFormat) for f in fmts))

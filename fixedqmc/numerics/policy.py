@@ -8,6 +8,7 @@ Grammar (whitespace ignored)::
     precision := "float64" | "float32"
                | "fixed:" (qformat | word_bits) [":" rounding [":" overflow]]
                | float_format
+               | "float:m" M [":" rounding] [":" options]
 
 ``float_format`` is a floating-point format of any width (the grammar of
 :mod:`fixedqmc.numerics.float_format`): ``float:e<E>m<M>[:rounding][:options]`` or a name,
@@ -15,12 +16,23 @@ Grammar (whitespace ignored)::
 with a rounding or options, e.g. ``float32:toward_zero``, are emulated formats too; plain
 ``float32`` and ``float64`` are the machine's own arithmetic).
 
+``float:m<M>`` (mantissa bits only, M in 1..52; rounding and options as for a float format)
+sizes each variable's exponent bits E from its profiled range, as ``fixed:W`` sizes integer
+bits (:func:`float_format_for_range`): the smallest E in 2..11 (2..10 with ``fn``) such that
+the variable's largest magnitude, widened by the profile's safety margin, is at most the
+format's largest finite value and its smallest nonzero magnitude, divided by the margin, is at
+least the smallest normal.  It needs a range profile (``fixedqmc run --profile PROFILE.json``,
+or a sweep, which profiles its samples): declared ranges have no smallest magnitude.  When no
+E fits, the variable gets the widest E and a :class:`~fixedqmc.errors.FloatRangeWarning`
+names it (and whether it would overflow or go subnormal).
+
 Examples: ``float64``; ``float32``; ``fixed:Q1.36``; ``fixed:fxp-s38/36``; ``fixed:38``
 (38-bit words everywhere, each variable's integer bits from its declared or profiled range);
 ``default=float64,potential=fixed:32,wavefunction=float32``;
 ``potential=fixed:40:floor:wrap,potential.u=fixed:UQ0.32``; ``bfloat16``;
-``orbitals=bfloat16,orbitals.mo=float32`` (products in bfloat16, the MO sums in float32);
-``default=float:e6m9:stochastic``.  An item without a target sets the default; a variable may
+``orbitals=bfloat16,orbitals.value=float32`` (products in bfloat16, the MO sums in float32);
+``default=float:e6m9:stochastic``; ``potential=float:m10`` (10 mantissa bits, exponent bits
+from the profile).  An item without a target sets the default; a variable may
 be given any precision (a kernel with some variables in formats runs every other variable
 in its kernel's precision, float64 or float32 emulated bit for bit).  Fixed-point rounding
 defaults to ``half_even`` and overflow to ``saturate``; float formats round to nearest even.
@@ -36,7 +48,8 @@ import re
 from dataclasses import dataclass, field
 
 from fixedqmc.errors import FixedQMCError, FormatError, PrecisionSpecError
-from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
+from fixedqmc.numerics.float_format import (NAMED_FORMATS, FloatFormat, parse_float_format,
+                                            parse_format_parts)
 from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.qformat import MAX_FRAC_BITS, MAX_WORD_BITS, QFormat
@@ -48,15 +61,35 @@ _TARGET_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 class Precision:
     """How one kernel or variable computes: ``kind`` is float64, float32 (the machine's
     arithmetic), fixed or float (a :class:`FloatFormat` in ``fmt``, emulated); a fixed
-    precision has either an explicit ``fmt`` or a ``word_bits`` width."""
+    precision has either an explicit ``fmt`` or a ``word_bits`` width; a float precision
+    either an explicit ``fmt`` or only ``man_bits`` (``float:m<M>``: the exponent bits are
+    sized from a range profile, :meth:`float_format`), with its rounding, ``overflow``,
+    ``subnormals`` and ``fn`` options."""
 
     kind: str
     fmt: QFormat | FloatFormat | None = None
     word_bits: int | None = None
     rounding: str = "half_even"
     overflow: str = "saturate"
+    man_bits: int | None = None
+    subnormals: bool = True
+    fn: bool = False
+
+    @property
+    def sized_float(self) -> bool:
+        """A float precision whose exponent bits come from a range profile (``float:m<M>``)."""
+        return self.kind == "float" and self.fmt is None
+
+    def float_format(self, exp_bits: int) -> FloatFormat:
+        """The format of a ``float:m<M>`` precision with ``exp_bits`` exponent bits."""
+        return FloatFormat(exp_bits, self.man_bits, self.subnormals, self.overflow, self.fn,
+                           self.rounding)
 
     def __str__(self) -> str:
+        if self.sized_float:
+            opts = ["subnormals" if self.subnormals else "nosubnormals", self.overflow]
+            opts += ["fn"] if self.fn else []
+            return f"float:m{self.man_bits}:{self.rounding}:{','.join(opts)}"
         if self.kind == "float":
             return self.fmt.spec
         if self.kind != "fixed":
@@ -70,6 +103,8 @@ def parse_precision_item(text: str) -> Precision:
     t = text.strip()
     if t in ("float64", "float32"):
         return Precision(t)
+    if t.startswith("float:m"):
+        return parse_sized_float(t)
     if not t.startswith("fixed:"):
         try:
             return Precision("float", fmt=parse_float_format(t))
@@ -104,6 +139,24 @@ def parse_precision_item(text: str) -> Precision:
     except FormatError as exc:
         raise PrecisionSpecError(f"in precision {t!r}: {exc}") from None
     return Precision("fixed", fmt=fmt, rounding=rounding, overflow=overflow)
+
+
+def parse_sized_float(text: str) -> Precision:
+    """Parse ``float:m<M>[:rounding][:options]`` (exponent bits sized from a profile)."""
+    parts = text.strip().split(":")
+    body = parts[1][1:]
+    if not body.isdigit():
+        raise PrecisionSpecError(
+            f"bad mantissa width {parts[1]!r} in {text!r}; expected float:m<M> with M in 1..52 "
+            "mantissa bits (exponent bits sized from a range profile), e.g. float:m10")
+    m = int(body)
+    if not 1 <= m <= 52:
+        raise PrecisionSpecError(
+            f"mantissa bits M={m} in {text!r} out of range; allowed: 1..52")
+    f = parse_format_parts(parts[2:], text, {"rounding": "nearest_even", "overflow": "inf",
+                                             "subnormals": True, "fn": False})
+    return Precision("float", man_bits=m, rounding=f["rounding"], overflow=f["overflow"],
+                     subnormals=f["subnormals"], fn=f["fn"])
 
 
 @dataclass(frozen=True)
@@ -141,6 +194,16 @@ class PrecisionPolicy:
                     f"precision spec names variable {k}.{v}; kernel {k!r} has: "
                     f"{', '.join(known[k])}"
                 )
+
+    def sized_floats(self) -> dict:
+        """``{target: precision}`` of the targets (``default``, ``kernel``,
+        ``kernel.variable``) whose precision is a ``float:m<M>``, which needs a range
+        profile."""
+        out = {"default": self.default} if self.default.sized_float else {}
+        out.update((k, p) for k, p in sorted(self.kernels.items()) if p.sized_float)
+        out.update((f"{k}.{v}", p) for (k, v), p in sorted(self.variables.items())
+                   if p.sized_float)
+        return out
 
     def __str__(self) -> str:
         items = [f"default={self.default}"]
@@ -228,3 +291,70 @@ def format_for_range(lo: float, hi: float, word_bits: int, name: str = "variable
             f"than the {word_bits}-bit word"
         )
     return QFormat.from_word(word_bits, ib, signed)
+
+
+#: exponent bits a ``float:m<M>`` variable may get (``fn`` formats: at most 10)
+SIZED_EXP_BITS = (2, 11)
+
+
+def float_format_for_range(max_abs: float, min_nonzero: float, prec: Precision,
+                           name: str = "variable") -> tuple[FloatFormat, str]:
+    """The format of ``prec`` (a ``float:m<M>`` precision) with the fewest exponent bits E
+    (2..11; 2..10 with ``fn``) whose largest finite value is at least ``max_abs`` and whose
+    smallest normal is at most ``min_nonzero`` (the variable's largest and smallest nonzero
+    magnitudes, margins applied; ``min_nonzero`` inf or ``max_abs`` 0: no such bound), and
+    ``""``; if no E does, the widest format and what its values would do: ``"overflow"``,
+    ``"subnormal"`` or ``"overflow, subnormal"``."""
+    if not (math.isfinite(max_abs) and max_abs >= 0):
+        raise FixedQMCError(f"{name}: largest magnitude {max_abs!r} is not a finite number "
+                            ">= 0; cannot size a float format")
+    if not min_nonzero > 0:  # NaN, zero or negative
+        raise FixedQMCError(f"{name}: smallest nonzero magnitude {min_nonzero!r} is not > 0 "
+                            "(inf if the variable is always zero); cannot size a float format")
+    lo, hi = SIZED_EXP_BITS
+    hi = min(hi, 10) if prec.fn else hi
+    for e in range(lo, hi + 1):
+        fmt = prec.float_format(e)
+        if max_abs <= fmt.max_finite and min_nonzero >= fmt.min_normal:
+            return fmt, ""
+    fmt = prec.float_format(hi)
+    problems = (["overflow"] if max_abs > fmt.max_finite else []) + (
+        ["subnormal"] if min_nonzero < fmt.min_normal else [])
+    return fmt, ", ".join(problems)
+
+
+def sized_float_format(prec: Precision, ranges: dict | None, variable,
+                       name: str = "variable") -> tuple[FloatFormat, str]:
+    """:func:`float_format_for_range` of a kernel variable (a
+    :class:`~fixedqmc.numerics.kernel_spec.Variable`) under a ``float:m<M>`` precision, from
+    its entry ``(lo, hi, min nonzero |x|)`` in ``ranges`` (a range profile's, margins
+    applied).  A variable the profile lacks (no value of it was seen) is sized from its
+    declared range (largest magnitude only).  Without a profile (``ranges`` None) or with a
+    ``(lo, hi)`` pair there is no smallest magnitude: a :class:`PrecisionSpecError` names
+    the variable and says a range profile is needed."""
+    if ranges is None or len(tuple(ranges.get(variable.name, (0, 0, 0)))) < 3:
+        reason = ("no range profile of its kernel was given" if ranges is None else
+                  "its range is a (lo, hi) pair, without the smallest nonzero magnitude")
+        raise PrecisionSpecError(
+            f"{name}: precision {prec} sizes the exponent bits from the variable's profiled "
+            f"largest and smallest nonzero magnitudes, but {reason}; a range profile is "
+            "needed: fixedqmc run --profile PROFILE.json (written by fixedqmc profile), or a "
+            "sweep (fixedqmc sweep --mantissas ...), which profiles its own samples")
+    if variable.name not in ranges:
+        return float_format_for_range(max(abs(variable.lo), abs(variable.hi)), math.inf,
+                                      prec, name)
+    lo, hi, min_nonzero = tuple(ranges[variable.name])[:3]
+    return float_format_for_range(max(abs(lo), abs(hi)), min_nonzero, prec, name)
+
+
+_WOULD = {"overflow": "would overflow", "subnormal": "would go subnormal",
+          "overflow, subnormal": "would overflow and go subnormal"}
+
+
+def float_range_message(kernel: str, problems: dict) -> str:
+    """The text of a :class:`~fixedqmc.errors.FloatRangeWarning` for ``problems``
+    (``{"kernel.variable": "overflow" | "subnormal" | "overflow, subnormal"}``)."""
+    names = "; ".join(f"{k} ({_WOULD[w]})" for k, w in problems.items())
+    return (f"kernel {kernel!r}: no exponent width of 2..11 bits holds the profiled range "
+            f"of {names}: they get the widest exponent (11 bits; 10 with fn); the list: "
+            "RangeProfile.frame(float_mantissa=M), or fixedqmc profile --mantissa M")

@@ -15,7 +15,9 @@ __all__ = ["Stage", "build_system", "dmc_settings", "stages", "vmc_settings"]
 
 def build_system(config: dict, ranges: dict | None = None):
     """The system of an input (validated config), built by its kind's plugin; ``ranges``
-    (a range profile's ``{kernel: {variable: (lo, hi)}}``) size width-only fixed specs."""
+    (a range profile's ``{kernel: {variable: (lo, hi, min nonzero |x|)}}``,
+    :meth:`~fixedqmc.qmc.profile.RangeProfile.ranges`) size width-only fixed specs
+    (``fixed:W``, from ``(lo, hi)``) and the exponent bits of ``float:m<M>``."""
     load_plugins(config.get("plugins", []))  # worker processes import them anew
     plugin = get_plugin(config["system"]["kind"])
     return plugin.make(config, precision=config["precision"], ranges=ranges,

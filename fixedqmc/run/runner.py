@@ -81,19 +81,38 @@ def _profile_ranges(profile) -> tuple[dict | None, str]:
     return profile.ranges(), hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _check_sizing(config: dict, ranges: dict | None) -> None:
+    """Before any work: a ``float:m<M>`` precision sizes its exponent bits from a range
+    profile, so without one the run cannot start (the error names the first target)."""
+    if ranges is not None:
+        return
+    from fixedqmc.numerics.policy import parse_precision
+    targets = parse_precision(config["precision"]).sized_floats()
+    if targets:
+        target, p = next(iter(targets.items()))
+        raise FixedQMCError(
+            f"precision {config['precision']!r}: {target}={p} sizes the exponent bits of "
+            "each variable from its profiled largest and smallest nonzero magnitudes, so "
+            "it needs a range profile: fixedqmc run --profile PROFILE.json (written by "
+            "fixedqmc profile; in Python run(..., profile=...)), or a sweep (fixedqmc "
+            "sweep --mantissas ...), which profiles its own samples")
+
+
 def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,
         progress: bool | None = None, stop_after_blocks: int | None = None) -> RunResult:
     """Run (or resume) the calculation of an input file and/or overrides.
 
     ``profile``: a range profile (``profile.json`` of ``fixedqmc profile``) whose ranges,
-    with their safety margin, size the formats of width-only fixed specs (``fixed:W``);
-    without it the declared ranges do.  ``stop_after_blocks`` stops (leaving the
+    with their safety margin, size the formats of width-only fixed specs (``fixed:W``;
+    without it the declared ranges do) and the exponent bits of mantissa-only float specs
+    (``float:m<M>``, which need it: without one the run stops before any work).  ``stop_after_blocks`` stops (leaving the
     checkpoint) once that many blocks have been run in this call, as an interruption
     would; ``progress``: None (default) a progress bar when stderr is a terminal, else a
     plain line per tenth of the blocks or per 10 s (:mod:`fixedqmc.progress`); False: none.
     """
     config = load_config(path, sets, overrides)
     ranges, profile_digest = _profile_ranges(profile)
+    _check_sizing(config, ranges)
     digest = input_hash(config) + profile_digest
     out = Path(config["output"])
     lock, ck, done = open_folder(out, digest, config, CHECKPOINT, SUMMARY, "run")

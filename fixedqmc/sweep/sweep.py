@@ -1,12 +1,29 @@
-"""Bit-width sweeps: which word width does each kernel need for the energy to stay within a
-tolerance?  (Seed 001, Table 1 and Sec. 4; HAQMC's accuracy study, seed 002.)
+"""Bit-width sweeps: which word width (or float mantissa, or float format) does each kernel
+need for the energy to stay within a tolerance?  (Seed 001, Table 1 and Sec. 4; HAQMC's
+accuracy study, seed 002.)
 
 :func:`sweep` runs, for every kernel set (one kernel, a group of kernels joined by ``+``
 such as seed 001's FPGA data path ``distance+exp+contraction+orbitals+derivatives``, or
 ``all`` of them) and every width W, the system with that set at ``fixed:W`` (formats from
 the float64 range profile, :mod:`fixedqmc.qmc.profile`) and every other kernel at
 float64, plus a ``float32`` row per kernel set, and estimates the energy change
-(:mod:`fixedqmc.sweep.estimates`):
+(:mod:`fixedqmc.sweep.estimates`).  Float formats are swept the same way:
+
+``mantissas`` (``--mantissas 3:23``)
+    a point per mantissa width M: the set's kernels at ``float:m<M>``, each variable's
+    exponent bits sized from the profile (:func:`fixedqmc.numerics.policy.float_format_for_range`;
+    a variable no exponent width holds is named in the point's ``float_range``).
+``formats`` (``--formats bfloat16,float16,tf32,fp8e4m3``)
+    a point per float format: a name or ``float:e<E>m<M>[:rounding][:options]``, comma
+    separated; a piece that is a format option (``subnormals``, ``nosubnormals``, ``inf``,
+    ``saturate``, ``fn``) belongs to the format before it, so
+    ``float:e5m2:nearest_even:nosubnormals,saturate,bfloat16`` is two formats (as in a
+    precision spec).  Each format is kept under its label: its name if it is a named
+    format as given (``bfloat16``), else its canonical spec.
+
+Widths are the default (``16:48:4``) when neither is given; any of the three may be
+combined in one sweep (their points share the float64 reference and the float32 rows).
+The estimates:
 
 ``paired``  same-sample difference and its paired error (fast, sharp);
 ``full``    a complete VMC run at the trial precision against the float64 run (same
@@ -18,7 +35,9 @@ The answer per kernel set: **the narrowest width W such that, at W and at every 
 width of the sweep, |difference| + 2 sigma <= tolerance**, judged by the paired estimate
 in ``paired`` mode, by the full estimate in ``full`` mode, and in ``both`` mode by both
 (the narrowest width that passes both rules; each rule's own answer is reported too).
-None if no width qualifies.  A width too narrow for the integer bits of some profiled range
+None if no width qualifies.  The same rule on the mantissa points gives
+``narrowest_mantissa`` (every wider mantissa of the sweep passes too); a format passes
+when its own point does (``passing_formats``, ``failing_formats``).  A width too narrow for the integer bits of some profiled range
 (e.g. the inverse Slater matrices of a walker near a node) is a point that does not fit:
 ``fits`` is False, its estimates are NaN and ``note`` names the variable; it fails the
 rule, like an energy outside the tolerance.  A kernel set whose paired difference is exactly zero at every
@@ -40,11 +59,22 @@ input is refused, and so is a second command into a folder in use (it is locked,
 :mod:`fixedqmc.output_folder`).  The state files (``meta.json``, ``reference.pkl``, the
 points) are sealed with their checksum and the sweep's hash (:mod:`fixedqmc.state_files`):
 a damaged point or reference is computed again (a line says so), a damaged ``meta.json``
-is named in a clear error.  Before anything is written the memory the sweep
+is named in a clear error.  A point's file is ``points/<kernels>_<tail>.json`` with tail
+``w24`` (width), ``float32``, ``m07`` (mantissa) or ``f_<label>`` (format, the label with
+characters other than letters, digits, ``_.+-`` as ``_``), so a folder of a width sweep
+resumes as before, and adding mantissas or formats to a finished sweep computes only
+the new points.  Before anything is written the memory the sweep
 needs (the float64 reference and its samples, held by this process and every local worker)
 is compared with what the machine has (:mod:`fixedqmc.run.memory`).  Outputs: ``sweep.parquet``, ``sweep.csv``,
 ``answer.json`` (summary) and ``sweep.png`` (energy difference vs width on a log axis with
-the tolerance band).
+the tolerance band; mantissa and format points in a second panel vs mantissa bits).
+
+Table columns (one row per point): ``kernels``, ``width`` (fixed:W points), ``mantissa``
+(float:m<M> points), ``format`` (format points: the label), ``precision`` (the spec
+run), ``fits``, the estimates (``paired_diff``, ``paired_error``, ``paired_energy``, ...;
+``full_*``), ``formats`` (JSON: every variable of the set and its format),
+``overflow_events``, ``overflow_vars``, ``float_range`` (JSON: variables whose profiled
+range no exponent width holds, mantissa points), ``note``, ``wall_time_s``.
 """
 
 from __future__ import annotations
@@ -55,14 +85,18 @@ import math
 import os
 import re
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fixedqmc import jsonio
-from fixedqmc.errors import FixedQMCError
+from fixedqmc.errors import FixedQMCError, FloatRangeWarning
+from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
+from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.output_folder import claim
 from fixedqmc.progress import progress as progress_bar
@@ -74,14 +108,37 @@ from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_st
 
 MODES = ("paired", "full", "both")
 MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec
+MAX_MANTISSA = 52  # the same range as float:m<M>
+#: the widths of a sweep given neither widths, mantissas nor formats
+DEFAULT_WIDTHS = "16:48:4"
 
 
 @dataclass(frozen=True)
 class Point:
-    """One sweep point: a kernel set at a precision (``width`` None: float32)."""
+    """One sweep point: a kernel set at one precision, given by at most one of ``width``
+    (``fixed:W``), ``mantissa`` (``float:m<M>``: exponent bits from the profile) and
+    ``format`` (a float format's label, :func:`format_label`); none of them: float32."""
 
     kernels: str  # a kernel name, names joined by "+", or "all"
-    width: int | None
+    width: int | None = None
+    mantissa: int | None = None
+    format: str | None = None
+
+    @classmethod
+    def of_row(cls, row: dict) -> Point:
+        """The point of a table row (or a saved point's; one of a width sweep written
+        before mantissas and formats has neither key)."""
+        def num(x):
+            return None if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
+        fmt = row.get("format")
+        return cls(row["kernels"], num(row.get("width")), num(row.get("mantissa")),
+                   fmt if isinstance(fmt, str) else None)
+
+    @property
+    def kind(self) -> str:
+        """``width``, ``mantissa``, ``format`` or ``float32``."""
+        return ("width" if self.width is not None else "mantissa" if self.mantissa is not None
+                else "format" if self.format is not None else "float32")
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -89,19 +146,34 @@ class Point:
         return tuple(self.kernels.split("+"))
 
     @property
+    def label(self) -> str:
+        """The precision of the set's kernels: ``fixed:W``, ``float:m<M>``, the format's
+        label or ``float32``."""
+        return {"width": f"fixed:{self.width}", "mantissa": f"float:m{self.mantissa}",
+                "format": self.format, "float32": "float32"}[self.kind]
+
+    @property
     def precision(self) -> str:
-        p = "float32" if self.width is None else f"fixed:{self.width}"
+        p = self.label
         if self.kernels == "all":
             return p
         return "default=float64," + ",".join(f"{k}={p}" for k in self.members)
 
     @property
     def key(self) -> str:
-        return f"{self.kernels}_{'float32' if self.width is None else f'w{self.width:02d}'}"
+        """The point's file name in ``points/`` (without ``.json``): ``<kernels>_w24``,
+        ``_float32``, ``_m07`` or ``_f_<label>`` (width sweeps' keys are as ever)."""
+        kind = self.kind
+        tail = (f"w{self.width:02d}" if kind == "width" else
+                f"m{self.mantissa:02d}" if kind == "mantissa" else
+                "f_" + re.sub(r"[^A-Za-z0-9_.+-]", "_", self.format) if kind == "format" else
+                "float32")
+        return f"{self.kernels}_{tail}"
 
 
-def parse_widths(text) -> list[int]:
-    """``"16:48:2"`` (start:stop:step, inclusive), ``"24,32,40"`` or a list of ints."""
+def _int_list(text, option: str, noun: str, lo: int, hi: int) -> list[int]:
+    """``"16:48:2"`` (start:stop:step, inclusive), ``"24,32,40"`` or a list of ints, each
+    in lo..hi; errors name ``option``."""
     if isinstance(text, str):
         try:
             if ":" in text:
@@ -111,20 +183,88 @@ def parse_widths(text) -> list[int]:
                 start, stop, step = parts[0], parts[1], parts[2] if len(parts) == 3 else 1
                 if step <= 0:
                     raise ValueError
-                widths = list(range(start, stop + 1, step))
+                values = list(range(start, stop + 1, step))
             else:
-                widths = [int(x) for x in text.split(",") if x.strip()]
+                values = [int(x) for x in text.split(",") if x.strip()]
         except ValueError:
-            raise FixedQMCError(f"--widths: {text!r} is not start:stop[:step] or a comma list "
+            raise FixedQMCError(f"{option}: {text!r} is not start:stop[:step] or a comma list "
                                 "of integers") from None
     else:
-        widths = [int(w) for w in text]
-    if not widths:
-        raise FixedQMCError(f"--widths {text!r} gives no width")
-    bad = [w for w in widths if not 1 <= w <= MAX_WIDTH]
+        try:
+            values = [int(w) for w in text]
+        except (TypeError, ValueError):
+            raise FixedQMCError(f"{option}: {text!r} is not a list of integers") from None
+    if not values:
+        raise FixedQMCError(f"{option} {text!r} gives no {noun}")
+    bad = [w for w in values if not lo <= w <= hi]
     if bad:
-        raise FixedQMCError(f"widths must lie in 1..{MAX_WIDTH} bits; got {bad}")
-    return sorted(set(widths))
+        raise FixedQMCError(f"{option.lstrip('-')} must lie in {lo}..{hi} bits; got {bad}")
+    return sorted(set(values))
+
+
+def parse_widths(text) -> list[int]:
+    """``"16:48:2"`` (start:stop:step, inclusive), ``"24,32,40"`` or a list of ints."""
+    return _int_list(text, "--widths", "width", 1, MAX_WIDTH)
+
+
+def parse_mantissas(text) -> list[int]:
+    """Mantissa widths M of ``float:m<M>`` points: ``"3:23"`` (start:stop[:step],
+    inclusive), ``"7,10,23"`` or a list of ints, each in 1..52."""
+    return _int_list(text, "--mantissas", "mantissa width", 1, MAX_MANTISSA)
+
+
+def format_label(fmt: FloatFormat) -> str:
+    """A float format's label in a sweep: its name if it is a named format exactly
+    (``bfloat16``; not ``float32`` and ``float64``, which as precisions mean the machine's
+    arithmetic), else its canonical spec (every option spelled out)."""
+    name = next((k for k, f in NAMED_FORMATS.items() if f == fmt), None)
+    return name if name is not None and name not in ("float32", "float64") else fmt.spec
+
+
+def parse_formats(text) -> list[str]:
+    """Float formats of format points, as labels (:func:`format_label`; duplicates
+    dropped, order kept): a comma list of names or ``float:e<E>m<M>[:rounding][:options]``
+    specs, where a piece that is a format option (``subnormals``, ``nosubnormals``, ``inf``,
+    ``saturate``, ``fn``) belongs to the format before it (``float:e5m2:nearest_even:
+    nosubnormals,saturate,bfloat16`` is two formats); or a list of specs or
+    :class:`FloatFormat` objects."""
+    if isinstance(text, str):
+        items: list = []
+        for raw in text.split(","):
+            piece = raw.strip()
+            if not piece:
+                continue
+            if piece in FLOAT_OPTIONS and items and ":" in items[-1]:
+                items[-1] += "," + piece
+            else:
+                items.append(piece)
+    elif isinstance(text, FloatFormat):
+        items = [text]
+    else:
+        try:
+            items = list(text)
+        except TypeError:
+            raise FixedQMCError(f"--formats: {text!r} is not a comma list of float formats"
+                                ) from None
+    if not items:
+        raise FixedQMCError(f"--formats {text!r} gives no float format")
+    labels = []
+    for item in items:
+        if isinstance(item, FloatFormat):
+            labels.append(format_label(item))
+            continue
+        if not isinstance(item, str):
+            raise FixedQMCError(f"--formats: {item!r} is not a float format spec")
+        if item.strip().startswith("float:m"):
+            raise FixedQMCError(f"--formats: {item!r} has no exponent width; sweep mantissa "
+                                "widths with --mantissas (exponent bits from the profile)")
+        try:
+            labels.append(format_label(parse_float_format(item)))
+        except FixedQMCError as exc:
+            raise FixedQMCError(
+                f"--formats: {exc} (formats are comma separated; a format's options stay "
+                "with it: float:e5m2:nearest_even:nosubnormals,saturate)") from None
+    return list(dict.fromkeys(labels))
 
 
 def parse_kernels(text, kernel_names) -> list[str]:
@@ -156,16 +296,20 @@ def run_point(config: dict, point: Point, reference, mode: str, threads: int | N
     from fixedqmc.errors import FormatError
 
     t0 = time.perf_counter()
-    row = {"kernels": point.kernels, "width": point.width,
-           "precision": point.precision if point.width is not None else "float32"}
+    row = {"kernels": point.kernels, "width": point.width, "mantissa": point.mantissa,
+           "format": point.format,
+           "precision": point.precision if point.kind != "float32" else "float32"}
     try:
-        system = trial_system(config, point.precision, reference.profile)
+        system, narrow = _trial_system(config, point.precision, reference.profile,
+                                       trial_system)
     except FormatError as exc:  # a profiled range needs more integer bits than W has
         row.update({c: math.nan for cols in ESTIMATE_COLUMNS.values() for c in cols})
         row.update({"fits": False, "note": str(exc), "formats": "{}", "overflow_events": 0,
-                    "overflow_vars": "{}", "wall_time_s": time.perf_counter() - t0})
+                    "overflow_vars": "{}", "float_range": "{}",
+                    "wall_time_s": time.perf_counter() - t0})
         return row
     row["fits"] = True
+    row["float_range"] = json.dumps(narrow)
     if mode in ("paired", "both"):
         row.update(paired_estimate(system, reference))
     if mode in ("full", "both"):
@@ -178,6 +322,22 @@ def run_point(config: dict, point: Point, reference, mode: str, threads: int | N
     row["overflow_vars"] = json.dumps(hot)
     row["wall_time_s"] = time.perf_counter() - t0
     return row
+
+
+def _trial_system(config, precision, profile, build):
+    """The trial system and ``{"kernel.variable": "overflow" | "subnormal" | ...}`` of the
+    variables whose profiled range no exponent width holds (``float:m<M>`` points; their
+    :class:`FloatRangeWarning` is recorded in the row, not printed; other warnings pass)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FloatRangeWarning)
+        system = build(config, precision, profile)
+    narrow = {}
+    for w in caught:
+        if issubclass(w.category, FloatRangeWarning):
+            narrow.update(getattr(w.message, "variables", {}))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return system, narrow
 
 
 # ----------------------------------------------------------------------- executors --
@@ -292,41 +452,90 @@ ESTIMATE_COLUMNS = {"paired": ("paired_diff", "paired_error"),
 BLIND_RELATIVE = 2.0**-40
 
 
+#: the columns that say which precision a point is (float32: none of them)
+POINT_COLUMNS = ("width", "mantissa", "format")
+
+
+def _trial_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of fixed widths, mantissas and formats (not float32)."""
+    mask = pd.Series(False, index=rows.index)
+    for c in POINT_COLUMNS:
+        if c in rows:
+            mask |= rows[c].notna()
+    return rows[mask]
+
+
 def paired_blind(rows: pd.DataFrame) -> bool:
-    """True when the paired difference and its error are zero at every fixed width, up to
-    float64 rounding of the energy (:data:`BLIND_RELATIVE` of ``|paired_energy|``, where
-    the rows have it; exactly zero otherwise): the kernel set acts only through sampling."""
-    fixed = rows.dropna(subset=["width", "paired_diff"])  # widths that fit
+    """True when the paired difference and its error are zero at every fixed width (and
+    mantissa and format), up to float64 rounding of the energy (:data:`BLIND_RELATIVE` of
+    ``|paired_energy|``, where the rows have it; exactly zero otherwise): the kernel set
+    acts only through sampling."""
+    fixed = _trial_rows(rows).dropna(subset=["paired_diff"])  # points that fit
     scale = fixed["paired_energy"].abs() if "paired_energy" in fixed else 0.0
     tiny = fixed.paired_diff.abs() + fixed.paired_error <= BLIND_RELATIVE * scale
     return bool(len(fixed)) and bool(tiny.all())
 
 
-def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str) -> int | None:
+def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
+                    column: str = "width") -> int | None:
     """The rule of the module docstring on one kernel set's fixed rows, for one estimate
-    (``paired`` or ``full``; ``both``: the wider of the two answers, None if either is)."""
+    (``paired`` or ``full``; ``both``: the wider of the two answers, None if either is);
+    ``column="mantissa"``: the same rule on the mantissa points (:func:`narrowest_mantissa`)."""
     if mode == "both":
-        ws = [narrowest_width(rows, tolerance, m) for m in ("paired", "full")]
+        ws = [narrowest_width(rows, tolerance, m, column) for m in ("paired", "full")]
         return None if None in ws else max(ws)
     if mode == "paired" and paired_blind(rows):
         return None
+    if column not in rows:
+        return None
     d, e = ESTIMATE_COLUMNS[mode]
-    fixed = rows.dropna(subset=["width"]).sort_values("width")
+    fixed = rows.dropna(subset=[column]).sort_values(column)
     ok = (fixed[d].abs() + 2 * fixed[e] <= tolerance).to_numpy()
     best = None
-    for w, good in zip(fixed.width.to_numpy()[::-1], ok[::-1]):
+    for w, good in zip(fixed[column].to_numpy()[::-1], ok[::-1]):
         if not good:
             break
         best = int(w)
     return best
 
 
-def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01,
+def narrowest_mantissa(rows: pd.DataFrame, tolerance: float, mode: str) -> int | None:
+    """The narrowest mantissa M of one kernel set's ``float:m<M>`` rows such that at M and
+    every wider mantissa of the sweep ``|diff| + 2 sigma <= tolerance`` (the rule of
+    :func:`narrowest_width`)."""
+    return narrowest_width(rows, tolerance, mode, "mantissa")
+
+
+def format_results(rows: pd.DataFrame, tolerance: float, mode: str) -> dict | None:
+    """``{format label: passes}`` of one kernel set's format rows: a format passes when
+    ``|diff| + 2 sigma <= tolerance`` at its own point (by every estimate of ``both``);
+    None when the paired estimate judges and cannot see the kernel set
+    (:func:`paired_blind`)."""
+    if mode in ("paired", "both") and paired_blind(rows):
+        return None
+    if "format" not in rows:
+        return {}
+    fr = rows.dropna(subset=["format"])
+    ok = pd.Series(True, index=fr.index)
+    for m in (("paired", "full") if mode == "both" else (mode,)):
+        d, e = ESTIMATE_COLUMNS[m]
+        ok &= (fr[d].abs() + 2 * fr[e] <= tolerance)
+    return {str(f): bool(g) for f, g in zip(fr["format"], ok)}
+
+
+def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
           mode: str = "paired", sets=(), overrides: dict | None = None, output=None,
           workers: int | None = None, client=None, scheduler: str | None = None,
           float32: bool = True, progress: bool | None = None, units: str | None = None,
-          profile=None, worker_wait: float | None = None) -> SweepResult:
+          profile=None, worker_wait: float | None = None, mantissas=None,
+          formats=None) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
+
+    ``widths`` (:func:`parse_widths`; default ``"16:48:4"`` when neither ``mantissas`` nor
+    ``formats`` is given, else none), ``mantissas`` (:func:`parse_mantissas`, e.g.
+    ``"3:23"``: points at ``float:m<M>``) and ``formats`` (:func:`parse_formats`, e.g.
+    ``"bfloat16,float16,tf32,fp8e4m3"`` or a list) choose the points of every kernel set;
+    any combination works.  All three are checked before any work.
 
     ``profile``: size every point's formats from this range profile (a
     :class:`~fixedqmc.qmc.profile.RangeProfile`, or the folder of a finished sweep, whose
@@ -357,7 +566,11 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
                                         and math.isfinite(worker_wait) and worker_wait >= 0):
         raise FixedQMCError(f"--worker-wait must be a number of seconds >= 0, got "
                             f"{worker_wait!r}")
-    widths = parse_widths(widths)
+    if widths is None and mantissas is None and formats is None:
+        widths = DEFAULT_WIDTHS
+    widths = [] if widths is None else parse_widths(widths)
+    mantissas = [] if mantissas is None else parse_mantissas(mantissas)
+    formats = [] if formats is None else parse_formats(formats)
     client = _client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
     out = Path(output or Path(config["output"]) / "sweep")
@@ -387,6 +600,8 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
         if sizing is not None:
             reference = replace(reference, profile=sizing)
         tasks = [Point(k, w) for k in kernel_sets for w in widths]
+        tasks += [Point(k, mantissa=m) for k in kernel_sets for m in mantissas]
+        tasks += [Point(k, format=f) for k in kernel_sets for f in formats]
         if float32:
             tasks += [Point(k, None) for k in kernel_sets]
         rows = {p.key: row for p in tasks
@@ -397,7 +612,7 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
         try:
             for row in _execute(todo, config, reference, mode, workers or 2, client,
                                 worker_wait, progress, len(tasks)):
-                key = Point(row["kernels"], row["width"]).key
+                key = Point.of_row(row).key
                 text = seal_json(row, digest)
                 write_atomic(out / "points" / f"{key}.json", text.encode())
                 rows[key] = _unsealed(text)
@@ -405,7 +620,8 @@ def sweep(path=None, *, widths="16:48:4", kernels="all", tolerance: float = 0.01
         finally:
             bar.close()
         return _finish(config, [rows[p.key] for p in tasks], reference, tolerance, mode,
-                       out, unit, sizing is not None)
+                       out, unit, sizing is not None,
+                       swept={"widths": widths, "mantissas": mantissas, "formats": formats})
     finally:
         lock.release()
 
@@ -473,52 +689,103 @@ def _reference(config, out: Path, system, progress, digest: str):
     return ref
 
 
-def no_answer_reason(rows: pd.DataFrame, tolerance: float, mode: str, unit: str) -> str:
+#: how :func:`no_answer_reason` names a point of each column: (no points, the widest's
+#: bits, what passes, what to try)
+_REASON_WORDS = {"width": ("no fixed-point width was tried", "{} bits", "width",
+                           "wider widths"),
+                 "mantissa": ("no mantissa width was tried", "{} mantissa bits", "mantissa",
+                              "wider mantissas")}
+
+
+def no_answer_reason(rows: pd.DataFrame, tolerance: float, mode: str, unit: str,
+                     column: str = "width") -> str:
     """Why one estimate (``paired`` or ``full``) gives a kernel set's rows no width ("" if
     it gives one): the kernel set is invisible to it, the widest width does not fit, the
     estimate's noise is above the tolerance (with the run length that would resolve it:
-    errors fall as 1/sqrt(samples)), or the widest width's error is itself too large."""
-    if narrowest_width(rows, tolerance, mode) is not None:
+    errors fall as 1/sqrt(samples)), or the widest width's error is itself too large
+    (``column="mantissa"``: the same for the mantissa points)."""
+    if narrowest_width(rows, tolerance, mode, column) is not None:
         return ""
     if mode == "paired" and paired_blind(rows):
         return ("the paired estimate cannot see this kernel set (its difference is zero, to "
                 "float64 rounding: it acts only through sampling); judge it with the full "
                 "estimate")
+    none_tried, bits, noun, wider = _REASON_WORDS[column]
     d, e = ESTIMATE_COLUMNS[mode]
-    fixed = rows.dropna(subset=["width"]).sort_values("width")
+    fixed = rows.dropna(subset=[column]).sort_values(column) if column in rows else rows[:0]
     if fixed.empty:
-        return "no fixed-point width was tried"
+        return none_tried
     widest = fixed.iloc[-1]
-    w = int(widest.width)
+    w = bits.format(int(widest[column]))
     if not bool(widest.get("fits", True)):
-        return f"{mode}: the widest width, {w} bits, does not fit: {widest.get('note', '')}"
+        return f"{mode}: the widest {noun}, {w}, does not fit: {widest.get('note', '')}"
     diff, err = abs(float(widest[d])), float(widest[e])
     if diff < tolerance and 2 * err > tolerance - diff:
         longer = (2 * err / (tolerance - diff)) ** 2
-        return (f"{mode}: the estimate cannot resolve the tolerance: at {w} bits |diff| = "
+        return (f"{mode}: the estimate cannot resolve the tolerance: at {w} |diff| = "
                 f"{diff:.3g} and 2 sigma = {2 * err:.3g} {unit}; a run about {longer:.3g}x "
                 "longer would (errors fall as 1/sqrt(samples))")
-    return (f"{mode}: no width passes: at the widest, {w} bits, |diff| + 2 sigma = "
-            f"{diff + 2 * err:.3g} {unit} > {tolerance:g}; try wider widths")
+    return (f"{mode}: no {noun} passes: at the widest, {w}, |diff| + 2 sigma = "
+            f"{diff + 2 * err:.3g} {unit} > {tolerance:g}; try {wider}")
 
 
-def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str) -> list[dict]:
+RULE = "|diff| + 2 sigma <= tolerance at this and every wider width"
+
+
+def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
+             swept: dict | None = None) -> list[dict]:
+    """One answer per kernel set: ``narrowest_width`` (None without width points; in
+    ``both`` mode also ``narrowest_width_paired`` / ``_full``, and a ``reason_<estimate>``
+    each), with mantissa points ``narrowest_mantissa`` (``narrowest_mantissa_paired`` /
+    ``_full``, ``reason_mantissa_<estimate>``), with format points ``passing_formats`` and
+    ``failing_formats`` (lists of labels; None if the paired estimate cannot see the set,
+    ``reason_formats`` says so), and a ``note`` joining every reason."""
+    swept = swept if swept is not None else {
+        "widths": [1] if table.width.notna().any() else [],
+        "mantissas": [1] if "mantissa" in table and table.mantissa.notna().any() else [],
+        "formats": [1] if "format" in table and table.format.notna().any() else []}
     answers = []
     estimates = ("paired", "full") if mode == "both" else (mode,)
+    rule = RULE
+    if swept["mantissas"]:
+        rule += " (mantissas: at this and every wider mantissa)"
+    if swept["formats"]:
+        rule += "; a format passes when its own point does"
     for k, grp in table.groupby("kernels", sort=False):
         row = {"kernels": k, "narrowest_width": narrowest_width(grp, tolerance, mode),
-               "mode": mode, "tolerance": tolerance, "energy_unit": unit,
-               "rule": "|diff| + 2 sigma <= tolerance at this and every wider width"}
+               "mode": mode, "tolerance": tolerance, "energy_unit": unit, "rule": rule}
         notes = []
         for m in estimates:
             if mode == "both":
                 row[f"narrowest_width_{m}"] = narrowest_width(grp, tolerance, m)
             row[f"reason_{m}"] = no_answer_reason(grp, tolerance, m, unit)
-            notes += [row[f"reason_{m}"]] if row[f"reason_{m}"] else []
+            if swept["widths"] or not (swept["mantissas"] or swept["formats"]):
+                notes += [row[f"reason_{m}"]] if row[f"reason_{m}"] else []
         widths = grp.width.dropna()
         if row["narrowest_width"] is not None and row["narrowest_width"] == widths.min():
             notes.append("the narrowest tested width passes: narrower widths were not tried")
-        row["note"] = "; ".join(notes)
+        if swept["mantissas"]:
+            row["narrowest_mantissa"] = narrowest_mantissa(grp, tolerance, mode)
+            for m in estimates:
+                if mode == "both":
+                    row[f"narrowest_mantissa_{m}"] = narrowest_mantissa(grp, tolerance, m)
+                why = no_answer_reason(grp, tolerance, m, unit, "mantissa")
+                row[f"reason_mantissa_{m}"] = why
+                notes += [why] if why else []
+            ms = grp.mantissa.dropna()
+            if row["narrowest_mantissa"] is not None and row["narrowest_mantissa"] == ms.min():
+                notes.append("the narrowest tested mantissa passes: narrower mantissas were "
+                             "not tried")
+        if swept["formats"]:
+            res = format_results(grp, tolerance, mode)
+            row["passing_formats"] = None if res is None else [f for f, g in res.items() if g]
+            row["failing_formats"] = None if res is None else [f for f, g in res.items()
+                                                               if not g]
+            row["reason_formats"] = "" if res is not None else (
+                "formats: the paired estimate cannot see this kernel set; judge its formats "
+                "with the full estimate")
+            notes += [row["reason_formats"]] if row["reason_formats"] else []
+        row["note"] = "; ".join(dict.fromkeys(notes))
         answers.append(row)
     return answers
 
@@ -530,18 +797,29 @@ ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy
 
 
 def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, unit: str,
-            given_profile: bool = False) -> SweepResult:
+            given_profile: bool = False, swept: dict | None = None) -> SweepResult:
     from fixedqmc.qmc.registry import get_plugin
     f = get_plugin(config["system"]["kind"]).units.factor(unit)
     table = pd.DataFrame(rows)
+    for c in POINT_COLUMNS:  # points saved before mantissas and formats lack two of them
+        if c not in table:
+            table[c] = None
     table["width"] = table["width"].astype("Int64")
+    table["mantissa"] = table["mantissa"].astype("Int64")
+    table["format"] = table["format"].astype(object).where(table["format"].notna(), None)
+    if "float_range" in table:
+        table["float_range"] = table["float_range"].fillna("{}")
     for c in ENERGY_COLUMNS:
         if c in table:
             table[c] = table[c] * f
-    answers = _answers(table, tolerance, mode, unit)
+    answers = _answers(table, tolerance, mode, unit, swept)
     answer = pd.DataFrame(answers)
+    swept = swept or {}
     summary = {"input_hash": input_hash(config), "mode": mode, "energy_unit": unit,
-               "tolerance": tolerance, "float64_energy": reference.energy * f,
+               "tolerance": tolerance, "widths": list(swept.get("widths", [])),
+               "mantissas": list(swept.get("mantissas", [])),
+               "formats": list(swept.get("formats", [])),
+               "float64_energy": reference.energy * f,
                "float64_error": reference.error * f, "float64_acceptance": reference.acceptance,
                "samples": list(reference.samples.shape), "answer": answers,
                "profile": reference.profile.to_json(),
@@ -561,44 +839,88 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
 
 def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                unit: str = "K", answers: list | None = None):
-    """What the answer rule uses, ``|diff| + 2 sigma``, vs width (log axis) per kernel set
-    (``both``: paired solid, full dashed), the tolerance line, each set's chosen width as
-    a vertical dotted line, float32 rows as horizontal dotted lines; the y axis spans the
-    data.  Returns the matplotlib figure."""
+    """What the answer rule uses, ``|diff| + 2 sigma``, per kernel set (``both``: paired
+    solid, full dashed), the tolerance line and float32 rows as horizontal dotted lines.
+    Width points: vs width W (left panel), each set's chosen width as a vertical dotted
+    line.  Mantissa and format points (right panel, or the only one): vs mantissa bits M,
+    ``float:m<M>`` points as lines with the chosen mantissa dotted, each float format as a
+    labelled square at its M.  The y axis (log, shared) spans the data.  Returns the
+    matplotlib figure."""
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     estimates = ("paired", "full") if mode == "both" else (mode,)
-    chosen = {a["kernels"]: a["narrowest_width"] for a in answers or ()}
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    answers = answers or ()
+    chosen = {"width": {a["kernels"]: a.get("narrowest_width") for a in answers},
+              "mantissa": {a["kernels"]: a.get("narrowest_mantissa") for a in answers}}
+
+    def present(c):
+        return c in table and table[c].notna().any()
+    floats = present("mantissa") or present("format")
+    panels = (["width"] if present("width") or not floats else []) + (
+        ["mantissa"] if floats else [])
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.5), sharey=True,
+                             squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     ys = [tolerance]
-    for k, grp in table.groupby("kernels", sort=False):
-        fx = grp.dropna(subset=["width"]).sort_values("width")
-        color = None
-        for m, style in zip(estimates, ("-", "--")):
-            d, e = ESTIMATE_COLUMNS[m]
-            if m == "paired" and paired_blind(grp):
-                continue
-            y = (fx[d].abs() + 2 * fx[e]).to_numpy(float)
-            line, = ax.plot(fx.width.astype(int), y, style, marker="o", ms=4, color=color,
-                            label=f"{k} ({m})")
-            color = line.get_color()
-            ys += [v for v in y if v > 0]
-            f32 = grp[grp.width.isna()]
-            if len(f32):
-                v = abs(float(f32[d].iloc[0])) + 2 * float(f32[e].iloc[0])
-                ax.axhline(v, ls=":", color=color, lw=1, label=f"{k} float32 ({m})")
-                ys += [v] if v > 0 else []
-        if chosen.get(k) is not None:
-            ax.axvline(chosen[k], ls=":", color=color, lw=1.5)
-    ax.axhline(tolerance, color="green", lw=1.2, label=f"tolerance {tolerance:g} {unit}")
-    ax.set_yscale("log")
-    ax.set_ylim(min(ys) / 3, max(ys) * 3)
-    ax.set_xlabel("word width W (bits); dotted vertical: the chosen width")
-    ax.set_ylabel(f"|E(fixed:W) - E(float64)| + 2 sigma ({unit})")
-    ax.legend(fontsize=8, ncol=2)
-    ax.grid(alpha=0.3)
+
+    def rule_values(rows, m):
+        d, e = ESTIMATE_COLUMNS[m]
+        return (rows[d].abs() + 2 * rows[e]).to_numpy(float)
+
+    for ax, column in zip(axes[0], panels):
+        for i, (k, grp) in enumerate(table.groupby("kernels", sort=False)):
+            color = colors[i % len(colors)]
+            blind = paired_blind(grp)
+            for m, style in zip(estimates, ("-", "--")):
+                if m == "paired" and blind:
+                    continue
+                tag = f" ({m})"
+                pts = grp.dropna(subset=[column]).sort_values(column) if present(column) \
+                    else grp[:0]
+                if len(pts):
+                    y = rule_values(pts, m)
+                    ax.plot(pts[column].astype(int), y, style, marker="o", ms=4, color=color,
+                            label=f"{k}{tag}")
+                    ys += [v for v in y if 0 < v < math.inf]
+                if column == "mantissa" and present("format"):
+                    fr = grp.dropna(subset=["format"])
+                    y = rule_values(fr, m)
+                    x = [parse_float_format(f).man_bits for f in fr["format"]]
+                    ax.scatter(x, np.where(np.isfinite(y) & (y > 0), y, np.nan), marker="s",
+                               s=30, color=color, facecolors="none" if style == "--" else color,
+                               label=None if len(pts) else f"{k} formats{tag}")
+                    if m == estimates[-1]:  # one label per format, stacked at a shared M
+                        seen: dict = {}
+                        for xi, yi, f in zip(x, y, fr["format"]):
+                            if 0 < yi < math.inf:
+                                j = seen[xi] = seen.get(xi, -1) + 1
+                                ax.annotate(f, (xi, yi), textcoords="offset points",
+                                            xytext=(5, 2 - 9 * j), fontsize=7, color=color)
+                    ys += [v for v in y if 0 < v < math.inf]
+                f32 = grp.loc[grp.index.difference(_trial_rows(grp).index)]
+                if len(f32):
+                    v = float(rule_values(f32.iloc[:1], m)[0])
+                    ax.axhline(v, ls=":", color=color, lw=1, label=f"{k} float32{tag}")
+                    ys += [v] if 0 < v < math.inf else []
+            if chosen[column].get(k) is not None:
+                ax.axvline(chosen[column][k], ls=":", color=color, lw=1.5)
+        ax.axhline(tolerance, color="green", lw=1.2, label=f"tolerance {tolerance:g} {unit}")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.margins(x=0.08)  # room for the formats' labels
+        ax.set_xlabel("word width W (bits); dotted vertical: the chosen width"
+                      if column == "width" else
+                      "mantissa bits M (float:m<M>, exponent bits from the profile; squares: "
+                      "formats at their M); dotted: the chosen M", fontsize=8)
+        if ax is axes[0][0] or column == "mantissa" and present("format") and \
+                not present("mantissa"):  # one legend (the squares' own if they have none)
+            ax.legend(fontsize=7, ncol=2)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylim(min(ys) / 3, max(ys) * 3)
+    axes[0][0].set_ylabel(f"|E(trial) - E(float64)| + 2 sigma ({unit})")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)

@@ -72,8 +72,9 @@ from numba.core import types
 from numba.extending import overload
 
 from fixedqmc.numerics.kernel import (acc_add, acc_fits, acc_value, acc_zero, add, at, chunk,
-                                      chunk_bounds, const, convert, events, less, load, mul,
-                                      n_chunks, quiet, store, sub)
+                                      chunk_bounds, const, convert, events,
+                                      is_float_format_context, less, load, mul, n_chunks,
+                                      quiet, store, sub)
 from fixedqmc.tables.lookup import (LOOKUP_VARIABLES, UNSCALE_VARIABLES, make_lookup,
                                     prepare_table)
 
@@ -251,7 +252,10 @@ def _ol_kinetic_distance_context(cd):
     pass.  Typed fixed contexts: the same (their quiet pass counted nothing; an overflow
     would have sent the walker to the full counting pass).  Run-time-format contexts have
     no quiet form, so their quiet pass already counted every distance event: this pass
-    counts into a scratch copy of the event rows, and each event is counted once."""
+    counts into a scratch copy of the event rows, and each event is counted once (so do
+    float-format contexts, which have no quiet form either)."""
+    if is_float_format_context(cd):
+        return lambda cd: (cd[0], np.zeros_like(cd[1]), cd[2], cd[3])
     if isinstance(cd, types.BaseTuple) and isinstance(cd[0], types.Array):
         return lambda cd: (cd[0], np.zeros_like(cd[1]), cd[2])
     return lambda cd: cd

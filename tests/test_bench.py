@@ -95,7 +95,7 @@ def test_bench_h2_fits_the_exponent_over_two_lattices(capsys, tmp_path):
     (["--lattice", "2,x"], "--lattice takes comma-separated integers"),
     (["--walkers", "0"], "--walkers must be an integer >= 1"),
     (["--rounds", "0"], "--rounds must be an integer >= 1"),
-    (["--precisions", "float16"], "unknown precision"),
+    (["--precisions", "float8"], "unknown precision"),
 ])
 def test_bench_h2_bad_options_are_clear_errors(args, message, capsys):
     assert main(["bench", "h2", *args]) != 0

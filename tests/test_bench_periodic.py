@@ -59,7 +59,7 @@ def test_bench_periodic_without_pyqmc_says_so(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--electrons", "0"], "--electrons values must be at least 1"),
     (["--walkers", "0"], "--walkers must be an integer >= 1"),
-    (["--precisions", "float16"], "unknown precision"),
+    (["--precisions", "float8"], "unknown precision"),
 ])
 def test_bench_periodic_bad_options_are_clear_errors(args, message, capsys):
     assert main(["bench", "periodic", *args]) != 0

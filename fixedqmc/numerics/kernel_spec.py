@@ -8,12 +8,13 @@ overflow events.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
-from fixedqmc.errors import FixedOverflowError, FixedQMCError
+from fixedqmc.errors import FixedOverflowError, FixedQMCError, FloatRangeWarning
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, round_with_events
 from fixedqmc.numerics.float_format import rounding_code as float_rounding_code
@@ -22,7 +23,8 @@ from fixedqmc.numerics.kernel_float import param_rows
 from fixedqmc.numerics.kernel_types import FloatFormats, FormatTable, TypedContext
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.overflow import FLOAT_EVENT_KINDS, OverflowLog, default_log
-from fixedqmc.numerics.policy import PrecisionPolicy, format_for_range, parse_precision
+from fixedqmc.numerics.policy import (PrecisionPolicy, float_range_message, format_for_range,
+                                      parse_precision, sized_float_format)
 
 
 def symmetric_range(x) -> tuple[float, float]:
@@ -80,11 +82,6 @@ class KernelSpec:
         width holds get the widest one and a :class:`~fixedqmc.errors.FloatRangeWarning`
         naming them.
         """
-        import warnings
-
-        from fixedqmc.errors import FloatRangeWarning
-        from fixedqmc.numerics.policy import float_range_message, sized_float_format
-
         policy = parse_precision(policy)
         kp = policy.for_kernel(self.name)
         if kp.kind in NATIVE_FLOATS and not any(k == self.name for k, _ in policy.variables):

@@ -1,7 +1,8 @@
 """Every kernel of the three systems runs at float formats with no change to its source:
 ``float:e11m52`` (float64 as an emulated format) gives float64's local energies, and
-``float:e8m23`` float32's within float32 rounding (the float32 kernels use their own exp
-and constants rounded once; the emulation rounds every result of the exact operation);
+``float:e8m23`` is as close to float64 as the machine's float32 (within a factor 10: the
+float32 kernels use their own exp and constants rounded once; the emulation rounds every
+result of the exact operation);
 bfloat16 runs, each variable's events in the log."""
 
 from pathlib import Path
@@ -40,10 +41,10 @@ def test_float64_and_float32_as_formats(kind):
     np.testing.assert_allclose(e52, e64, rtol=1e-12, atol=1e-12 * np.abs(e64).max())
     e32, _, _ = energies(kind, "float32", pos)
     e23, _, system = energies(kind, "float:e8m23", pos)
-    scale = np.abs(e64).max()
-    # both are float32 computations: each within its rounding error of float64
-    assert np.abs(e23 - e64).max() <= 1e-4 * scale
-    assert np.abs(e23 - e32).max() <= 2e-4 * scale
+    # both are float32 computations (a system's energy can be a small difference of large
+    # parts, so their error is measured against float32's own, not against |E|)
+    err32 = np.abs(e32 - e64).max()
+    assert 0 < np.abs(e23 - e64).max() <= 10 * err32
     assert set(system.formats().values()) == {"float:e8m23:nearest_even:subnormals,inf"}
 
 

@@ -303,27 +303,27 @@ def float_params(e, v):
 
 
 @njit(nogil=True)
-def count_float_events(e, ev, v):
+def count_float_events(e, ev, v, c):
     """Count the events ``ev`` (flags of :mod:`~fixedqmc.numerics.float_format`) of a
     float-format result of variable v: an overflow in v's column, underflow, subnormal and
-    NaN in the three columns named by v's options (``options >> 8``)."""
-    if ev:
-        if ev & FF.EV_OVER:
-            bump(e[1], v)
-        c = peek(e[0], np.int64(v) * 5 + 4) >> 8
-        if ev & FF.EV_UNDER:
-            bump(e[1], c)
-        if ev & FF.EV_SUB:
-            bump(e[1], c + 1)
-        if ev & FF.EV_NAN:
-            bump(e[1], c + 2)
+    NaN in the three columns from ``c`` (of a run-time row: its ``options >> 8``; of a
+    float-format context: its parameter row's event column)."""
+    if ev & FF.EV_OVER:
+        bump(e[1], v)
+    if ev & FF.EV_UNDER:
+        bump(e[1], c)
+    if ev & FF.EV_SUB:
+        bump(e[1], c + 1)
+    if ev & FF.EV_NAN:
+        bump(e[1], c + 2)
 
 
 @njit(nogil=True)
 def float_result(e, bits_ev, v):
     """The word of a float-format result ``(float64 bits, events)`` of variable v, its
     events counted."""
-    count_float_events(e, bits_ev[1], v)
+    if bits_ev[1]:
+        count_float_events(e, bits_ev[1], v, peek(e[0], np.int64(v) * 5 + 4) >> 8)
     return np.int64(bits_ev[0])
 
 

@@ -32,7 +32,7 @@ from numba import njit
 
 from fixedqmc.numerics import float_format as FF
 from fixedqmc.numerics import float_ops as FO
-from fixedqmc.numerics.kernel_core import bump, peek
+from fixedqmc.numerics.kernel_core import count_float_events, peek
 
 #: int64s per variable in a float-format context's parameter array
 PARAM_COLUMNS = 10
@@ -75,24 +75,10 @@ def params(e, v):
 
 
 @njit(nogil=True)
-def _count(e, ev, v):
-    """Count the event flags ``ev`` of a result of variable v."""
-    if ev & FF.EV_OVER:
-        bump(e[1], v)
-    c = _p(e, v, _EVENTS)
-    if ev & FF.EV_UNDER:
-        bump(e[1], c)
-    if ev & FF.EV_SUB:
-        bump(e[1], c + 1)
-    if ev & FF.EV_NAN:
-        bump(e[1], c + 2)
-
-
-@njit(nogil=True)
 def _finish(e, r, v):
     """The float64 of a result ``(bits, events)`` of variable v, its events counted."""
     if r[1]:
-        _count(e, r[1], v)
+        count_float_events(e, r[1], v, _p(e, v, _EVENTS))
     return FO.from_bits(r[0])
 
 

@@ -76,7 +76,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "floats":
         from fixedqmc.bench.floats import main_floats
 
-        return main_floats(n=args.n or 1_000_000, repeats=args.repeats)
+        return main_floats(n=args.n or 1_000_000, repeats=args.repeats,
+                           systems=args.systems, walkers=args.walkers)
     if args.what == "tables":
         from fixedqmc.bench.tables import main_tables
 
@@ -375,6 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="elements (default 1e6; 1e7 for tables)")
     bench.add_argument("--repeats", type=int, default=5,
                        help="timed repeats, best taken (floats: the median)")
+    bench.add_argument("--systems", default=None,
+                       help="floats: the systems of the whole-evaluation part, comma-separated, "
+                       "of he64, h2x8, heg14 (default all three; 'none': the chain only)")
     bench.add_argument("--atoms", type=int, nargs="+", default=None,
                        help="helium: cluster sizes (default 64 ... 4096)")
     bench.add_argument("--min-time", type=float, default=2.0,
@@ -384,7 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="h2: H2 molecules per lattice edge, comma-separated (default 2: "
                        "8 H2; 2,4 adds 64 H2)")
     bench.add_argument("--walkers", type=int, default=None,
-                       help="h2: walkers (default 256); periodic: configurations (default 16)")
+                       help="h2: walkers (default 256); periodic: configurations (default 16); "
+                       "floats: walkers of the whole evaluations (default 32)")
     bench.add_argument("--electrons", default=None,
                        help="periodic: electron counts, comma-separated (default "
                             "54,128,250,512,1024)")

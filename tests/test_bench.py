@@ -8,6 +8,7 @@ Only the printed table's rows and lines are checked, never a timing.
 import numpy as np
 import pytest
 
+from fixedqmc.bench import float_systems
 from fixedqmc.bench import floats as bench_floats
 from fixedqmc.bench import h2 as bench_h2
 from fixedqmc.bench import machine as bench_machine
@@ -105,7 +106,7 @@ def test_bench_h2_bad_options_are_clear_errors(args, message, capsys):
 # ---------------------------------------------------------------- bench floats --
 def test_bench_floats_small_run_prints_table_bits_and_targets(capsys):
     """``fixedqmc bench floats`` on 5000 elements: every row, column and target line."""
-    assert main(["bench", "floats", "--n", "5000", "--repeats", "1"]) == 0
+    assert main(["bench", "floats", "--n", "5000", "--repeats", "1", "--systems", "none"]) == 0
     out = capsys.readouterr().out
     assert "CPU: " in out and "vector ISA: " in out and "threads: numba" in out
     lines = out.splitlines()
@@ -141,6 +142,29 @@ def test_bench_floats_small_run_prints_table_bits_and_targets(capsys):
         present["pychop"] + present["gfloat"])
     for line in targets:  # a measured ratio, not a fixed text
         assert np.isfinite(float(line.split("x  (target")[0].split()[-1]))
+
+
+def test_bench_floats_unknown_system_is_a_clear_error(capsys):
+    assert main(["bench", "floats", "--systems", "he64,argon"]) == 2
+    err = capsys.readouterr().err
+    assert "--systems: 'argon' not one of he64, h2x8, heg14 (or 'none')" in err
+
+
+@pytest.mark.slow  # compiles the electron gas's kernels in the float-format context
+def test_bench_floats_whole_evaluations_at_bfloat16(capsys):
+    """The whole-evaluation part on a tiny case: a row per precision, the same walkers
+    (energies near float64's), and the ratio and target line."""
+    df = float_systems.run_systems(["heg14"], walkers=2, repeats=1)
+    assert list(df.precision) == ["float64", "float32", "bfloat16"]
+    assert (df.time_ms > 0).all() and (df.first_call_s > 0).all()
+    e64 = df.energy.iloc[0]
+    assert abs(df.energy.iloc[1] - e64) < 1e-4 * abs(e64)  # float32: close
+    assert np.isfinite(df.energy.iloc[2]) and df.energy.iloc[2] != e64  # bfloat16
+    assert df.ratio_to_float32.iloc[1] == 1.0
+    float_systems.print_systems(df)
+    out = capsys.readouterr().out
+    assert "heg14    bfloat16 / float32 (whole evaluation)" in out
+    assert out.rstrip().endswith(("PASS", "FAIL"))
 
 
 def test_bench_floats_bit_check_finds_and_explains_mismatches():
@@ -187,7 +211,7 @@ def test_bench_floats_unexplained_peer_mismatch_fails_the_run(monkeypatch, capsy
     run = bench_floats.run_benchmark
     monkeypatch.setattr(bench_floats, "run_benchmark", lambda n, repeats: run(
         n=n, repeats=repeats, edge_n=200, peers=("apytypes",)))
-    assert main(["bench", "floats", "--n", "2000", "--repeats", "1"]) == 1
+    assert main(["bench", "floats", "--n", "2000", "--repeats", "1", "--systems", "none"]) == 1
     out = capsys.readouterr().out
     for spec in ("bfloat16", "float:e6m9"):
         assert (f"{spec}, APyTypes APyFloatArray (end to end) differs from ours: "

@@ -47,6 +47,9 @@ subnormal / underflow handling; anything else is "unexplained" and fails the run
 The issue's targets (speed ratios measured in this run, printed with PASS or FAIL):
 at least 30x APyTypes' APyFloat arrays, at least 100x pychop and gfloat, within 2x of our
 float32 kernel.  Figures are printed, never asserted.
+
+A second part (:mod:`fixedqmc.bench.float_systems`, ``--systems``) times one whole
+local-energy evaluation of each seed system at bfloat16 against float32 and float64.
 """
 
 from __future__ import annotations
@@ -466,12 +469,17 @@ def targets(df: pd.DataFrame) -> list:
     return out
 
 
-def main_floats(n: int = 1_000_000, repeats: int = 5) -> int:
+def main_floats(n: int = 1_000_000, repeats: int = 5, systems: str | None = None,
+                walkers: int | None = None) -> int:
+    from fixedqmc.bench import float_systems
     from fixedqmc.bench.machine import load_average, print_machine
     from fixedqmc.input_checks import check_int
 
     check_int("--n", n)
     check_int("--repeats", repeats)
+    names = float_systems.parse_systems(systems)
+    walkers = float_systems.WALKERS if walkers is None else walkers
+    check_int("--walkers", walkers)
     print_machine()
     print(f"Chain a + u (b + u c) on {n} elements, every variable in the format (nearest "
           "even, subnormals, overflow to inf); numba on 1 thread; methods interleaved, "
@@ -506,6 +514,8 @@ def main_floats(n: int = 1_000_000, repeats: int = 5) -> int:
     for spec, what, ratio, target, passed in targets(df):
         print(f"  {spec:<10} {what:<58} {ratio:8.3g}x  (target {target})  "
               f"{'PASS' if passed else 'FAIL'}")
+    if names:
+        float_systems.print_systems(float_systems.run_systems(names, walkers, repeats))
     print(f"load average at the end: {load_average()}")
     if unexplained:
         print("some mismatches with a peer are unexplained (exit code 1)")

@@ -451,10 +451,30 @@ def format_params(fmt):
 
 
 @njit(nogil=True, inline="always")
+def nearest_even_normal(b, man, emin, emax, max_bits):
+    """The float64 with bits ``b`` rounded to nearest even at ``man`` stored mantissa bits
+    (float64 bits), and whether that is its rounding into the format: true when b's
+    exponent is in [emin, emax] (a normal result: no subnormal, no underflow, b finite) and
+    the rounded magnitude is at most the format's largest finite value ``max_bits``.  No
+    branch on the value: the fast path of nearest-even casts, exact in every case it
+    accepts (add half an ulp less one plus the kept last bit, then clear the dropped bits;
+    a carry into the exponent is the correctly rounded next binade)."""
+    ex = np.int64((b >> np.uint64(52)) & np.uint64(0x7FF)) - 1023
+    sh = np.uint64(52 - man)
+    drop = (_U1 << sh) - _U1
+    r = (b + (drop >> _U1) + ((b >> sh) & drop & _U1)) & ~drop  # no last bit if sh = 0
+    return r, (emin <= ex) & (ex <= emax) & ((r & ~SIGN_BIT) <= max_bits)
+
+
+@njit(nogil=True, inline="always")
 def cast_bits(b, _unused, P, mode, seed, i, var):
     """The cast as an element function of :func:`chunked`: the float64 with bits
     ``b`` rounded into the format ``P`` (float64 bits, events)."""
     man, emin, emax, nmax, subn, sat, fn, max_bits = P
+    if mode == NEAREST_EVEN:
+        r, ok = nearest_even_normal(b, man, emin, emax, max_bits)
+        if ok:
+            return r, 0
     return _round_bits(b, i, man, emin, emax, nmax, subn, sat, fn, mode, max_bits, seed, var)
 
 

@@ -18,13 +18,14 @@ from numba import njit
 from fixedqmc.errors import PrecisionSpecError
 from fixedqmc.numerics import float_format as FF
 from fixedqmc.numerics import float_ops as FO
-from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_value, acc_zero, at,
-                                      chunk, chunk_bounds, convert, load, n_chunks, store)
+from fixedqmc.numerics import kernel_float as KF
+from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_value, acc_zero, add,
+                                      at, chunk, chunk_bounds, convert, load, n_chunks, store)
 from fixedqmc.numerics.kernel_ops import abs_, div, exp, floor, minimum, recip, rsqrt, sqrt
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.polynomial import QUADRATIC, evaluate_quadratic, quadratic_kernel
-from strategies import float_formats
+from strategies import float_format_values, float_formats
 
 SEED = 11
 RNG = np.random.default_rng(7)
@@ -138,7 +139,7 @@ def test_division_and_roots_are_rounded_once(op, spec):
 
 
 SPEC = KernelSpec("ops", (Variable("x", -1, 1), Variable("y", -1, 1), Variable("z", -1, 1)))
-OPS = ("div", "recip", "sqrt", "rsqrt", "exp", "minimum", "abs", "floor")
+OPS = ("div", "recip", "sqrt", "rsqrt", "exp", "minimum", "abs", "floor", "add")
 
 
 @njit
@@ -166,8 +167,10 @@ def ops_kernel(ctx, op, xs, ys, out):
                 z = minimum(e, x, y, 2)
             elif op == 6:
                 z = abs_(e, x, 2)
-            else:
+            elif op == 7:
                 z = floor(e, x, 2)
+            else:
+                z = add(e, x, y, 2)
             out[i] = store(e, z)
 
 
@@ -185,6 +188,53 @@ def run_ops(op, spec, x, y, runtime_too=False):
     for out_rt, ctx_rt in runs[1:]:
         assert np.array_equal(out, out_rt) and np.array_equal(ctx[1], ctx_rt[1])
     return out, kp, ctx
+
+
+short_formats = float_formats().filter(lambda f: f.man_bits + 1 <= KF.SHORT_PRECISION
+                                       and f.subnormals)
+OPERATIONS = {"add": FO.add, "div": FO.div, "sqrt": lambda x, y, *a: FO.sqrt(x, *a)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_short_formats_round_sums_quotients_and_roots_once(data):
+    """Nearest even into a short format (p <= 25 bits, subnormals): the float64 sum,
+    quotient or root of p-bit operands, cast, is the single rounding of the exact result
+    (the float-format context's innocuous double rounding), and operands that are not p-bit
+    numbers (a wider input format) take the exact path: the same bits as float_ops."""
+    out_fmt = data.draw(short_formats, label="output format")
+    in_fmt = data.draw(st.one_of(st.just(out_fmt), float_formats()), label="input format")
+    op = data.draw(st.sampled_from(sorted(OPERATIONS)), label="op")
+    grid = data.draw(st.sampled_from([out_fmt, in_fmt]), label="values on the grid of")
+    values = st.lists(float_format_values(grid), min_size=8, max_size=8)
+    x, y = np.array(data.draw(values)), np.array(data.draw(values))
+    if op == "sqrt":
+        x = np.abs(x)
+    kp = SPEC.resolve(f"ops={in_fmt.spec},ops.z={out_fmt.spec}")
+    assert kp.float_only
+    xs, ys = kp.encode("x", x, SEED), kp.encode("y", y, SEED)
+    out = np.zeros(len(x))
+    ops_kernel(kp.context(SEED), OPS.index(op), xs, ys, out)
+    with np.errstate(all="ignore"):
+        want = OPERATIONS[op](xs, ys, out_fmt, "nearest_even", SEED, 2)
+    assert same_bits(out, want), (xs, ys, out, want)
+
+
+@pytest.mark.parametrize("spec", ["bfloat16", "float16", "fp8e4m3"])
+def test_operands_wider_than_a_short_format_are_not_double_rounded(spec):
+    """A float64 operand on a midpoint of the short format plus one far below its last bit:
+    the float64 sum is the midpoint itself (nearest even would round it to the even
+    neighbour), the exact sum lies beyond it; the kernel gives the exact sum's rounding."""
+    fmt = FF.parse_float_format(spec)
+    mid = 1.0 + 2.0 ** -(fmt.man_bits + 1)  # halfway between 1 and its successor
+    x = np.array([mid, mid, -mid, 2 * mid])
+    y = np.array([2.0 ** -60, -(2.0 ** -60), -(2.0 ** -60), 2.0 ** -59])
+    assert np.array_equal(x + y, x)  # the float64 sum is the midpoint
+    kp = SPEC.resolve(f"ops=float64,ops.z={spec}")
+    out = np.zeros(len(x))
+    ops_kernel(kp.context(SEED), OPS.index("add"), x, y, out)
+    up = 1.0 + 2.0 ** -fmt.man_bits
+    assert same_bits(out, [up, 1.0, -up, 2 * up])
 
 
 def ulp(x, fmt):

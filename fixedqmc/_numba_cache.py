@@ -9,6 +9,10 @@ function in ``systems/`` sees its own system's folder (if any), the modules dire
 ``numerics/`` sees those two and the package's own modules; a function anywhere else sees
 the whole package.  Any edit there recompiles whatever may depend on it; an edit to another
 system does not.  Functions outside the package keep numba's usual locators.
+
+An index file numba cannot read (truncated, or pickled with a class that later code renamed
+or moved) counts as stale, as an index of another numba version does: the function is
+compiled again and the index rewritten, instead of the import failing.
 """
 
 from __future__ import annotations
@@ -67,9 +71,24 @@ def _sources(scope: tuple):
             yield from (_PACKAGE / folder).rglob("*.py")
 
 
+def _tolerant(load_index):
+    """``IndexDataCacheFile._load_index`` that reads an unreadable index as empty."""
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except Exception:  # noqa: BLE001 - any unreadable index is a stale one
+            return {}
+    _load_index.tolerant = True
+    return _load_index
+
+
 def install() -> None:
-    """Put the package locator first (idempotent); must run before kernels are defined."""
+    """Put the package locator first and make unreadable indexes stale (idempotent); must
+    run before kernels are defined."""
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # numba renamed it
     classes = impl._locator_classes
     if PackageCacheLocator not in classes:
         classes.insert(0, PackageCacheLocator)
+    index_file = caching.IndexDataCacheFile
+    if not getattr(index_file._load_index, "tolerant", False):
+        index_file._load_index = _tolerant(index_file._load_index)

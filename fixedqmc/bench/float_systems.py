@@ -42,8 +42,8 @@ SYSTEMS = {
     "h2x8": {"system": {"kind": "molecule", "lattice": 2, "bond": 1.4, "spacing": 6.0,
                         "basis": "sto-6g"}, "trial": {"scf": "rhf"}},
     "heg14": {"system": {"kind": "heg", "electrons": 14, "r_s": 2.0, "dim": 3,
-                           "polarisation": 0.0, "ewald_accuracy": 1e-8},
-                "method": {"move": "single"}},
+                         "polarisation": 0.0, "ewald_accuracy": 1e-8},
+              "method": {"move": "single"}},
 }
 
 

@@ -49,7 +49,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fixedqmc.run import build_system, load_config  # noqa: E402
@@ -121,7 +120,10 @@ def answer_rows(name: str, case: dict, table: pd.DataFrame, answer: pd.DataFrame
                      "narrowest_mantissa": answer.loc[k, "narrowest_mantissa"],
                      "tolerance": case["tolerance"], "unit": case["unit"],
                      "note": answer.loc[k, "note"]})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    for c in ("narrowest_width", "narrowest_mantissa"):  # bits, or <NA>: none passes
+        df[c] = pd.array([None if pd.isna(v) else int(v) for v in df[c]], dtype="Int64")
+    return df
 
 
 def _sets(config: dict, folder: Path) -> str:
@@ -199,7 +201,7 @@ def main(argv=None) -> int:
                "machine": {"cpu": platform.processor() or platform.machine(),
                            "python": platform.python_version()}}
     (out / "mission.json").write_text(json.dumps(summary, indent=2))
-    shown = answer.drop(columns=["note"]).replace({np.nan: None})
+    shown = answer.drop(columns=["note"])
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("\nnarrowest fixed width, float32 verdict and narrowest float mantissa per "
               "kernel set (paired estimates; None: no width of the sweep passes):")

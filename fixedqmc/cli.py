@@ -236,11 +236,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
         print(frame.to_string(index=False))
     print(f"float64 VMC on the samples: {ref.energy:.6g} +/- {ref.error:.2g} {unit}; "
           f"{ref.samples.shape[0]} blocks x {ref.samples.shape[1]} walkers profiled")
-    if args.mantissa is not None:
-        bad = frame[frame.float_range != ""]
-        if len(bad):
-            print(f"no exponent width holds the range at {mantissa}: " + "; ".join(
-                f"{k}.{v} ({p})" for k, v, p in zip(bad.kernel, bad.variable, bad.float_range)))
+    if mantissa is not None:
+        bad = ref.profile.float_problems(mantissa)
+        if bad:
+            print(f"no exponent width holds the range at {mantissa}: "
+                  + "; ".join(f"{name} ({p})" for name, p in bad.items()))
     print(f"saved {out}/profile.csv and profile.json")
     return 0
 

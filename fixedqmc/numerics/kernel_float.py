@@ -31,8 +31,10 @@ Every result is the exact result rounded once into its variable's format, the
   rounding innocuous?", SIGNUM Newsl. 30(3), 1995); the operands' low mantissa bits are
   tested, not assumed;
 - anything else (inexact sums, quotients and roots otherwise, subnormal or overflowing
-  results, directed and stochastic modes) takes the compiled exact path.  exp, cos, sin, rsqrt: the float64 operation, then one
-rounding.  Bit-identical to the run-time format context (tests).
+  results, directed and stochastic modes) takes the compiled exact path.
+
+exp, cos, sin, rsqrt: the float64 operation, then one rounding.  Bit-identical to the
+run-time format context (tests).
 """
 
 from __future__ import annotations

@@ -323,6 +323,12 @@ def float_format_for_range(max_abs: float, min_nonzero: float, prec: Precision,
     return fmt, ", ".join(problems)
 
 
+#: where a ``float:m<M>`` precision gets its range profile (the end of its errors)
+PROFILE_SOURCES = ("fixedqmc run --profile PROFILE.json (written by fixedqmc profile; in "
+                   "Python run(..., profile=...)), or a sweep (fixedqmc sweep --mantissas "
+                   "...), which profiles its own samples")
+
+
 def sized_float_format(prec: Precision, ranges: dict | None, variable,
                        name: str = "variable") -> tuple[FloatFormat, str]:
     """:func:`float_format_for_range` of a kernel variable (a
@@ -338,8 +344,7 @@ def sized_float_format(prec: Precision, ranges: dict | None, variable,
         raise PrecisionSpecError(
             f"{name}: precision {prec} sizes the exponent bits from the variable's profiled "
             f"largest and smallest nonzero magnitudes, but {reason}; a range profile is "
-            "needed: fixedqmc run --profile PROFILE.json (written by fixedqmc profile), or a "
-            "sweep (fixedqmc sweep --mantissas ...), which profiles its own samples")
+            f"needed: {PROFILE_SOURCES}")
     if variable.name not in ranges:
         return float_format_for_range(max(abs(variable.lo), abs(variable.hi)), math.inf,
                                       prec, name)

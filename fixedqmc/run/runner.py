@@ -86,16 +86,14 @@ def _check_sizing(config: dict, ranges: dict | None) -> None:
     profile, so without one the run cannot start (the error names the first target)."""
     if ranges is not None:
         return
-    from fixedqmc.numerics.policy import parse_precision
+    from fixedqmc.numerics.policy import PROFILE_SOURCES, parse_precision
     targets = parse_precision(config["precision"]).sized_floats()
     if targets:
         target, p = next(iter(targets.items()))
         raise FixedQMCError(
             f"precision {config['precision']!r}: {target}={p} sizes the exponent bits of "
             "each variable from its profiled largest and smallest nonzero magnitudes, so "
-            "it needs a range profile: fixedqmc run --profile PROFILE.json (written by "
-            "fixedqmc profile; in Python run(..., profile=...)), or a sweep (fixedqmc "
-            "sweep --mantissas ...), which profiles its own samples")
+            f"it needs a range profile: {PROFILE_SOURCES}")
 
 
 def run(path=None, *, sets=(), overrides: dict | None = None, profile=None,

@@ -465,6 +465,13 @@ def _trial_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[mask]
 
 
+def rule_value(rows: pd.DataFrame, estimate: str) -> pd.Series:
+    """What the answer rule compares with the tolerance, ``|diff| + 2 sigma`` of one
+    estimate (``paired`` or ``full``), per row."""
+    d, e = ESTIMATE_COLUMNS[estimate]
+    return rows[d].abs() + 2 * rows[e]
+
+
 def paired_blind(rows: pd.DataFrame) -> bool:
     """True when the paired difference and its error are zero at every fixed width (and
     mantissa and format), up to float64 rounding of the energy (:data:`BLIND_RELATIVE` of
@@ -488,9 +495,8 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
         return None
     if column not in rows:
         return None
-    d, e = ESTIMATE_COLUMNS[mode]
     fixed = rows.dropna(subset=[column]).sort_values(column)
-    ok = (fixed[d].abs() + 2 * fixed[e] <= tolerance).to_numpy()
+    ok = (rule_value(fixed, mode) <= tolerance).to_numpy()
     best = None
     for w, good in zip(fixed[column].to_numpy()[::-1], ok[::-1]):
         if not good:
@@ -518,8 +524,7 @@ def format_results(rows: pd.DataFrame, tolerance: float, mode: str) -> dict | No
     fr = rows.dropna(subset=["format"])
     ok = pd.Series(True, index=fr.index)
     for m in (("paired", "full") if mode == "both" else (mode,)):
-        d, e = ESTIMATE_COLUMNS[m]
-        ok &= (fr[d].abs() + 2 * fr[e] <= tolerance)
+        ok &= rule_value(fr, m) <= tolerance
     return {str(f): bool(g) for f, g in zip(fr["format"], ok)}
 
 
@@ -866,10 +871,6 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     ys = [tolerance]
 
-    def rule_values(rows, m):
-        d, e = ESTIMATE_COLUMNS[m]
-        return (rows[d].abs() + 2 * rows[e]).to_numpy(float)
-
     for ax, column in zip(axes[0], panels):
         for i, (k, grp) in enumerate(table.groupby("kernels", sort=False)):
             color = colors[i % len(colors)]
@@ -881,13 +882,13 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                 pts = grp.dropna(subset=[column]).sort_values(column) if present(column) \
                     else grp[:0]
                 if len(pts):
-                    y = rule_values(pts, m)
+                    y = rule_value(pts, m).to_numpy(float)
                     ax.plot(pts[column].astype(int), y, style, marker="o", ms=4, color=color,
                             label=f"{k}{tag}")
                     ys += [v for v in y if 0 < v < math.inf]
                 if column == "mantissa" and present("format"):
                     fr = grp.dropna(subset=["format"])
-                    y = rule_values(fr, m)
+                    y = rule_value(fr, m).to_numpy(float)
                     x = [parse_float_format(f).man_bits for f in fr["format"]]
                     ax.scatter(x, np.where(np.isfinite(y) & (y > 0), y, np.nan), marker="s",
                                s=30, color=color, facecolors="none" if style == "--" else color,
@@ -902,7 +903,7 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                     ys += [v for v in y if 0 < v < math.inf]
                 f32 = grp.loc[grp.index.difference(_trial_rows(grp).index)]
                 if len(f32):
-                    v = float(rule_values(f32.iloc[:1], m)[0])
+                    v = float(rule_value(f32, m).iloc[0])
                     ax.axhline(v, ls=":", color=color, lw=1, label=f"{k} float32{tag}")
                     ys += [v] if 0 < v < math.inf else []
             if chosen[column].get(k) is not None:

@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from fixedqmc.run import build_system, load_config  # noqa: E402
-from fixedqmc.sweep import sweep  # noqa: E402
+from fixedqmc.sweep import rule_value, sweep  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -113,7 +113,7 @@ def answer_rows(name: str, case: dict, table: pd.DataFrame, answer: pd.DataFrame
     rows = []
     for k in answer.index:
         f32 = table[(table.kernels == k) & table.width.isna() & table.mantissa.isna()]
-        passes = f32.paired_diff.abs() + 2 * f32.paired_error <= case["tolerance"]
+        passes = rule_value(f32, "paired") <= case["tolerance"]
         rows.append({"system": name, "kernels": k,
                      "narrowest_width": answer.loc[k, "narrowest_width"],
                      "float32_passes": bool(passes.iloc[0]) if len(f32) else None,
@@ -147,7 +147,7 @@ def plot(tables: pd.DataFrame, systems: dict, path: Path) -> None:
         t = tables[tables.system == name]
         for i, (k, g) in enumerate(t.groupby("kernels", sort=False)):
             col = f"C{i % 10}"
-            y = g.paired_diff.abs() + 2 * g.paired_error
+            y = rule_value(g, "paired")
             w = g.width.notna()
             m = g.mantissa.notna()
             ax.plot(g.width[w], y[w], "o-", color=col, label=k)

@@ -6,6 +6,12 @@ The public fixed-point API::
     x = fixedqmc.Fixed.from_float([0.1, -0.7], fmt)
     y = fixedqmc.mul(x, x, "Q1.36", rounding="half_even", overflow="saturate")
     policy = fixedqmc.parse_precision("default=float64,potential=fixed:32")
+
+Error bounds of a one-source kernel at a precision, beside the errors measured
+(:mod:`fixedqmc.numerics.kernel_bound`)::
+
+    res = fixedqmc.bound_kernel(spec, kernel, {"x": x}, "y", "fixed:24")
+    res.table()  # per output: largest error, largest bound, their ratio, the worst element
 """
 
 from fixedqmc import _numba_cache, _numba_rounds
@@ -22,6 +28,7 @@ warnings.filterwarnings("ignore", category=NumbaIRAssumptionWarning)
 
 from fixedqmc.errors import (FixedOverflowError, FixedQMCError, FormatError, ModeError,
                              PrecisionSpecError)
+from fixedqmc.numerics.bound_run import KernelBound, bound_kernel
 from fixedqmc.numerics.fixed import (Fixed, accumulate, add, cast, compare, fsum, mul, neg, shift,
                                      sub)
 from fixedqmc.numerics.modes import OVERFLOW_MODES, ROUNDING_MODES
@@ -33,5 +40,5 @@ __all__ = [
     "Fixed", "QFormat", "OverflowLog", "default_log", "Precision", "PrecisionPolicy",
     "parse_precision", "add", "sub", "mul", "neg", "cast", "shift", "compare", "fsum",
     "accumulate", "ROUNDING_MODES", "OVERFLOW_MODES", "FixedQMCError", "FormatError",
-    "ModeError", "PrecisionSpecError", "FixedOverflowError",
+    "ModeError", "PrecisionSpecError", "FixedOverflowError", "KernelBound", "bound_kernel",
 ]

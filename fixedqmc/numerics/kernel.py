@@ -8,9 +8,9 @@ that hold them, and importing it registers every generic operation with numba:
   :class:`KernelPrecision` (formats, contexts, encoding, decoding, overflow reports),
   :func:`symmetric_range`;
 * :mod:`~fixedqmc.numerics.kernel_types`: :class:`FormatTable`, :class:`TypedContext`,
-  :class:`FormatTableType`, :class:`FloatFormats`;
+  :class:`FormatTableType`, :class:`FloatFormats`, :class:`Bounds`;
 * :mod:`~fixedqmc.numerics.kernel_core`: :func:`is_fixed_context`,
-  :func:`is_float_format_context` (the context kinds at typing time, for code that
+  :func:`is_float_format_context`, :func:`is_bound_context` (the context kinds at typing time, for code that
   specialises on them);
 * :mod:`~fixedqmc.numerics.kernel_elements`: :data:`N_CHUNKS`, :func:`n_chunks`,
   :func:`chunk_bounds`, :func:`chunk`, :func:`at`, :func:`quiet`, :func:`events`,
@@ -33,7 +33,8 @@ from fixedqmc.numerics.kernel_accumulators import (acc_add, acc_array, acc_array
                                                    acc_value, acc_zero)
 from fixedqmc.numerics.kernel_arith import add, const, load, mul, store, sub
 from fixedqmc.numerics.kernel_convert import convert
-from fixedqmc.numerics.kernel_core import is_fixed_context, is_float_format_context
+from fixedqmc.numerics.kernel_core import (is_bound_context, is_fixed_context,
+                                           is_float_format_context)
 from fixedqmc.numerics.kernel_elements import (N_CHUNKS, at, chunk, chunk_bounds, events,
                                                is_quiet, n_chunks, quiet)
 from fixedqmc.numerics.kernel_lookup import less, log2_bin, uniform_bin
@@ -41,11 +42,12 @@ from fixedqmc.numerics.kernel_spec import (KernelPrecision, KernelSpec, Variable
                                            symmetric_range)
 # FormatTableType too: numba's on-disk cache indexes written when it was defined here pickled
 # it under this module, and such an index must unpickle (to be found stale), not fail
-from fixedqmc.numerics.kernel_types import (FloatFormats, FormatTable, FormatTableType,
-                                            TypedContext)
+from fixedqmc.numerics.kernel_types import (Bounds, FloatFormats, FormatTable,
+                                            FormatTableType, TypedContext)
 
 __all__ = ["Variable", "KernelSpec", "KernelPrecision", "symmetric_range", "FormatTable", "FormatTableType",
-           "TypedContext", "FloatFormats", "is_fixed_context", "is_float_format_context",
+           "TypedContext", "FloatFormats", "Bounds", "is_fixed_context",
+           "is_float_format_context", "is_bound_context",
            "N_CHUNKS", "n_chunks", "chunk_bounds", "chunk", "at", "quiet",
            "events", "is_quiet", "load", "const", "add", "sub", "mul", "store", "convert",
            "less", "uniform_bin", "log2_bin", "acc_zero", "acc_add", "acc_value", "acc_fits",

@@ -30,7 +30,7 @@ from fixedqmc.numerics.kernel_core import (count_event, emit_result, float_from_
                                            is_fixed_context, is_quiet_context,
                                            is_runtime_context, operation_stub, record_range,
                                            runtime_convert, runtime_float_into, runtime_format,
-                                           runtime_value)
+                                           runtime_value, no_bound_form)
 
 acc_zero, acc_add, acc_value, acc_fits = map(operation_stub, ("acc_zero", "acc_add",
                                                               "acc_value", "acc_fits"))
@@ -72,6 +72,7 @@ _W0 = (np.uint64(0), np.uint64(0), np.uint64(0))
 
 @overload(acc_zero, prefer_literal=True, inline="always")
 def _acc_zero(e, v):
+    no_bound_form(e, "acc_zero")
     if is_float_format_context(e):
         return lambda e, v: 0.0
     if not is_fixed_context(e):
@@ -95,6 +96,7 @@ def _acc_fits(e, v, n):
 
 @overload(acc_add, prefer_literal=True, inline="always")
 def _acc_add(e, acc, x, v):
+    no_bound_form(e, "acc_add")
     if is_float_format_context(e):  # the term rounded into v, then the sum rounded
         return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), v), v)
     if not is_fixed_context(e):
@@ -129,6 +131,7 @@ def _acc_add(e, acc, x, v):
 
 @overload(acc_value, prefer_literal=True, inline="always")
 def _acc_value(e, acc, v):
+    no_bound_form(e, "acc_value")
     if not is_fixed_context(e):
         return lambda e, acc, v: acc
     if is_runtime_context(e):
@@ -162,6 +165,7 @@ def _acc_value(e, acc, v):
 # in order and vectorises; run-time formats: the limbs and the float64 shadow sum).
 @overload(acc_array, prefer_literal=True)
 def _acc_array(e, n, v):
+    no_bound_form(e, "acc_array")
     if is_float_format_context(e):
         return lambda e, n, v: np.zeros(n, np.float64)
     if not is_fixed_context(e):

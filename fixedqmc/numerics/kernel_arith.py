@@ -16,6 +16,7 @@ from numba import njit
 from numba.extending import overload
 
 from fixedqmc.numerics import float_ops as FO
+from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
@@ -23,7 +24,7 @@ from fixedqmc.numerics.float_format import SIGN_BIT
 from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
                                            emit_result, float_params, float_result,
-                                           format_row, is_fixed_context,
+                                           format_row, is_bound_context, is_fixed_context,
                                            is_float_format_context,
                                            is_quiet_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
@@ -46,6 +47,8 @@ the float, or the raw word."""
 @overload(load, prefer_literal=True)
 def _load(e, x, v):
     """A kernel input element: a float cast to the context's type, or a raw word of var v."""
+    if is_bound_context(e):  # the exact input, rounded into v by the trial
+        return lambda e, x, v: KB.load(e, np.float64(x), v)
     if is_float_format_context(e):  # inputs are encoded into their formats
         return lambda e, x, v: np.float64(x)
     if is_fixed_context(e):
@@ -61,6 +64,8 @@ def _load(e, x, v):
 @overload(const, prefer_literal=True)
 def _const(e, x, v):
     """A float constant rounded into variable v's format (or cast to the float type)."""
+    if is_bound_context(e):
+        return lambda e, x, v: KB.load(e, np.float64(x), v)
     if is_float_format_context(e):
         return lambda e, x, v: KF.round_into(e, np.float64(x), v)
     if is_fixed_context(e) and is_runtime_context(e):
@@ -120,21 +125,26 @@ def _ff_sub(e, x, y, v):
     return KF.add(e, x, -y, v)
 
 
-# (operation, exact raw operation, float implementation for a float type, float formats)
-_ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y, KF.add),
-          (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y, _ff_sub),
-          (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y, KF.mul))
+# (operation, exact raw operation, float implementation for a float type, float formats,
+#  bounds)
+_ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y, KF.add, KB.add),
+          (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y, _ff_sub, KB.sub),
+          (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y, KF.mul, KB.mul))
 
 # inlined at numba-IR level: each fixed operation would otherwise be a real call
-for _code, (_op, _raw, _float, _ff) in enumerate(_ARITH):
+for _code, (_op, _raw, _float, _ff, _kb) in enumerate(_ARITH):
     overload(_op, prefer_literal=True, inline="always")(
         binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
-                        narrow_op=narrow.binary, inline_general=True, float_format_op=_ff))
+                        narrow_op=narrow.binary, inline_general=True, float_format_op=_ff,
+                        bound_op=_kb))
 
 
 @overload(store)
 def _store(e, x):
-    """What a kernel writes to its output array: the float, or the raw word."""
+    """What a kernel writes to its output array: the float, or the raw word (a bound
+    context: the value and its bound as one complex number)."""
+    if is_bound_context(e):
+        return lambda e, x: KB.store(e, x)
     if is_fixed_context(e):
         return lambda e, x: x[0]
     return lambda e, x: x

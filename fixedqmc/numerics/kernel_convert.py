@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core.errors import TypingError
 from numba.extending import overload
 
+from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.kernel_core import (element_random_bits, emit_result, flag_of,
-                                           float_from_bits, format_row, is_fixed_context,
+                                           float_from_bits, format_row, is_bound_context,
+                                           is_fixed_context,
                                            is_float_format_context,
                                            is_runtime_context, operation_stub, runtime_convert,
                                            runtime_format, runtime_from_float, runtime_value)
@@ -31,6 +34,11 @@ float to float: a cast."""
 
 @overload(convert, prefer_literal=True, inline="always")
 def _convert(e, x, src, v):
+    if is_bound_context(e) or is_bound_context(src):
+        if not (is_bound_context(e) and is_bound_context(src)):
+            raise TypingError("convert: a bound context converts only values of another "
+                              "bound context (run every kernel of the chain bounded)")
+        return lambda e, x, src, v: KB.result(e, v, x[0], x[1], x[2])
     if is_float_format_context(e):
         return _convert_to_float_format(src, x)
     if not is_fixed_context(e):

@@ -83,8 +83,12 @@ from numba.extending import intrinsic, overload
 from fixedqmc.numerics import float_format as FF
 from fixedqmc.numerics import float_ops as FO
 from fixedqmc.numerics import quantize as Q
-from fixedqmc.numerics.kernel_types import FloatFormatsType, FormatTableType
+from fixedqmc.numerics.kernel_types import BoundsType, FloatFormatsType, FormatTableType
 from fixedqmc.numerics.modes import STOCHASTIC
+
+#: the operations a bound context implements (:mod:`fixedqmc.numerics.kernel_bound`)
+BOUND_OPERATIONS = ("load", "const", "add", "sub", "mul", "div", "recip", "sqrt", "convert",
+                    "store")
 
 
 def operation_stub(name):
@@ -101,16 +105,36 @@ def operation_stub(name):
 # ------------------------------------------------------- context kinds (typing time) --
 def is_fixed_context(ctx) -> bool:
     """A fixed context (a tuple type), typed or run-time formats, counting or quiet; float
-    contexts are float types, float-format contexts tuples ending in the
-    :class:`~fixedqmc.numerics.kernel_types.FloatFormats` marker."""
-    return isinstance(ctx, types.BaseTuple) and not is_float_format_context(ctx)
+    contexts are float types, float-format and bound contexts tuples ending in the
+    :class:`~fixedqmc.numerics.kernel_types.FloatFormats` or
+    :class:`~fixedqmc.numerics.kernel_types.Bounds` marker."""
+    return (isinstance(ctx, types.BaseTuple) and not is_float_format_context(ctx)
+            and not is_bound_context(ctx))
+
+
+def _ends_in(ctx, marker) -> bool:
+    return (isinstance(ctx, types.BaseTuple) and len(ctx) > 0
+            and isinstance(ctx.types[-1], marker))
 
 
 def is_float_format_context(ctx) -> bool:
     """A float-format context (kernel, chunk or element): values are float64s, each result
     rounded once into its variable's format (:mod:`fixedqmc.numerics.kernel_float`)."""
-    return (isinstance(ctx, types.BaseTuple) and len(ctx) > 0
-            and isinstance(ctx.types[-1], FloatFormatsType))
+    return _ends_in(ctx, FloatFormatsType)
+
+
+def is_bound_context(ctx) -> bool:
+    """A bound context (kernel, chunk or element): values are ``(value, r, b)`` triples
+    carrying rigorous error bounds (:mod:`fixedqmc.numerics.kernel_bound`)."""
+    return _ends_in(ctx, BoundsType)
+
+
+def no_bound_form(e, name):
+    """Refuse, at typing time, operation ``name`` in a bound context (it has no bound
+    form yet): a clear error instead of a float implementation typed on a tuple."""
+    if is_bound_context(e):
+        raise TypingError(f"{name}: no error-bound form in a bound context; bound contexts "
+                          f"support {', '.join(BOUND_OPERATIONS)}")
 
 
 def format_row(table, v, what):
@@ -374,7 +398,7 @@ def runtime_convert(e, ra, sa, wa, fa, vo):
 
 # ---------------------------------------------------------------- binary operations --
 def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None,
-                    inline_general=False, float_format_op=None):
+                    inline_general=False, float_format_op=None, bound_op=None):
     """The overload (a typing function for ``numba.extending.overload``) of a binary
     operation ``name(e, x, y, v)`` with an output variable v, for every context kind:
 
@@ -382,6 +406,8 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
       ``dt``;
     * float-format contexts: ``float_format_op(e, x, y, v)``, a compiled function of the
       float64 operands (:mod:`~fixedqmc.numerics.kernel_float`);
+    * bound contexts: ``bound_op(e, x, y, v)`` (:mod:`~fixedqmc.numerics.kernel_bound`;
+      None: a typing error naming the operation);
     * run-time formats: ``runtime_op(opcode, e, raw x, var x, raw y, var y, v)``, a compiled
       routine returning the raw result word (float64 operands and outputs included);
     * formats compiled in (counting or quiet): ``narrow_op(opcode, (sa, wa, fa), (sb, wb,
@@ -394,6 +420,10 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
     options = {"nogil": True, **({"inline": "always"} if inline_general else {})}
 
     def ol(e, x, y, v):
+        if is_bound_context(e):
+            if bound_op is None:
+                no_bound_form(e, name)
+            return lambda e, x, y, v: bound_op(e, x, y, v)
         if is_float_format_context(e):
             return lambda e, x, y, v: float_format_op(e, x, y, v)
         if not is_fixed_context(e):

@@ -16,7 +16,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import overload
 
-from fixedqmc.numerics.kernel_core import (flag_of, is_fixed_context, is_float_format_context,
+from fixedqmc.numerics.kernel_core import (flag_of, is_bound_context, is_fixed_context,
+                                           is_float_format_context,
                                            is_quiet_context, is_runtime_context,
                                            operation_stub)
 
@@ -59,7 +60,7 @@ def chunk_bounds(ctx, n, k):
 
 @overload(chunk)
 def _chunk(ctx, k):
-    if is_float_format_context(ctx):
+    if is_float_format_context(ctx) or is_bound_context(ctx):  # (params, events, seed, mark)
         def float_formats(ctx, k):
             row = ctx[1][k]
             return (np.int64(ctx[0].ctypes.data), np.int64(row.ctypes.data), ctx[2],
@@ -82,7 +83,7 @@ def _chunk(ctx, k):
 
 @overload(at)
 def _at(ctx, i):
-    if is_float_format_context(ctx):
+    if is_float_format_context(ctx) or is_bound_context(ctx):
         return lambda ctx, i: (ctx[0], ctx[1], ctx[2], np.int64(i), ctx[4])
     if is_fixed_context(ctx):
         return lambda ctx, i: (ctx[0], ctx[1], ctx[2], np.int64(i))
@@ -104,4 +105,6 @@ def _ol_is_quiet(e):
 
 @overload(events, inline="always")
 def _events(e, x):
+    if is_bound_context(e):
+        return lambda e, x: np.int64(0)
     return lambda e, x: flag_of(x)

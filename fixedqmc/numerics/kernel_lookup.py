@@ -20,7 +20,7 @@ from fixedqmc.numerics.kernel_core import (count_event, emit_result, flag_of, fl
                                            format_row, is_fixed_context,
                                            is_float_format_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
-                                           runtime_format, runtime_value)
+                                           runtime_format, runtime_value, no_bound_form)
 
 less, uniform_bin, log2_bin = map(operation_stub, ("less", "uniform_bin", "log2_bin"))
 less.__doc__ = """``less(e, x, y)``: exact ``x < y`` (a bool) of two kernel values, any formats."""
@@ -60,6 +60,7 @@ def _rt_less(e, ra, va, rb_, vb):
 @overload(less, prefer_literal=True)
 def _less(e, x, y):
     """Exact ``x < y`` (a bool) of two values, in any formats."""
+    no_bound_form(e, "less")
     if not is_fixed_context(e):
         return lambda e, x, y: x < y
     if is_runtime_context(e):
@@ -127,6 +128,7 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
     """The implementation of a bin operation for a context type: float, run-time formats
     or a format table; the two fixed ones call ``core`` on the raw word of t; float formats
     the float64 operation, u rounded once into vu."""
+    no_bound_form(e, name)
     if is_float_format_context(e):
         if name == "uniform_bin":
             def uniform(e, t, n_bits, vu):

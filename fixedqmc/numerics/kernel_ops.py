@@ -38,15 +38,16 @@ from numba.extending import intrinsic, overload
 
 from fixedqmc.numerics import exact_ops as X
 from fixedqmc.numerics import float_ops as FO
+from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.float_exp import exp32, exp64
 from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
                                            emit_result, flag_of, float_params, float_result,
-                                           format_row, is_fixed_context,
-                                           is_float_format_context,
-                                           is_runtime_context, operation_stub, rounding_bits,
+                                           format_row, is_bound_context, is_fixed_context,
+                                           is_float_format_context, is_runtime_context,
+                                           no_bound_form, operation_stub, rounding_bits,
                                            runtime_float_into, runtime_format, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
 
@@ -96,6 +97,8 @@ _BINARY = {
     "minimum": (X.min_raw, lambda dt: lambda x, y: min(x, y)),
     "maximum": (X.max_raw, lambda dt: lambda x, y: max(x, y)),
 }
+#: the operations with a bound-context form (:mod:`~fixedqmc.numerics.kernel_bound`)
+_BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "div": KB.div}
 _SQRT = list(_UNARY).index("sqrt")
 _DIV = list(_BINARY).index("div")
 assert list(_UNARY)[:2] == ["recip", "sqrt"]  # _rt_unary's exact float-format cases
@@ -173,7 +176,13 @@ def _unary_overload(name, opcode, raw_op, float_maker):
         f64 = njit(float_maker(np.float64), nogil=True)
         ff_op = njit(lambda e, x, v: KF.round_into(e, f64(x), v), nogil=True)
 
+    bound_op = _BOUND.get(name)
+
     def ol(e, x, v):
+        if is_bound_context(e):
+            if bound_op is None:
+                no_bound_form(e, name)
+            return lambda e, x, v: bound_op(e, x, v)
         if is_float_format_context(e):
             return lambda e, x, v: ff_op(e, x, v)
         if not is_fixed_context(e):
@@ -257,7 +266,7 @@ def _float_format_binary(name, float_maker):
 for _i, (_name, (_raw, _maker)) in enumerate(_BINARY.items()):
     globals()[_name] = _define(_name, binary_overload(
         _name, _i, _raw, _float_binary(_maker), _rt_binary,
-        float_format_op=_float_format_binary(_name, _maker)))
+        float_format_op=_float_format_binary(_name, _maker), bound_op=_BOUND.get(_name)))
 
 select = operation_stub("select")
 select.__doc__ = """``select(e, cond, x, y)``: x if cond else y (cond a bool, e.g. from
@@ -278,6 +287,7 @@ def _llvm_select(typingctx, cond, x, y):
 
 @overload(select, prefer_literal=True, inline="always")
 def _select(e, cond, x, y):
+    no_bound_form(e, "select")
     # (numba retries a failed literal typing with the literals erased: refuse that too)
     if is_fixed_context(e) and (x.types[1] != y.types[1]
                                 or not isinstance(x.types[1], types.IntegerLiteral)):

@@ -18,9 +18,10 @@ from fixedqmc.errors import FixedOverflowError, FixedQMCError, FloatRangeWarning
 from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, round_with_events
 from fixedqmc.numerics.float_format import rounding_code as float_rounding_code
+from fixedqmc.numerics import kernel_bound
 from fixedqmc.numerics.kernel_elements import N_CHUNKS
 from fixedqmc.numerics.kernel_float import param_rows
-from fixedqmc.numerics.kernel_types import FloatFormats, FormatTable, TypedContext
+from fixedqmc.numerics.kernel_types import Bounds, FloatFormats, FormatTable, TypedContext
 from fixedqmc.numerics.modes import overflow_code, rounding_code
 from fixedqmc.numerics.overflow import FLOAT_EVENT_KINDS, OverflowLog, default_log
 from fixedqmc.numerics.policy import (PrecisionPolicy, float_range_message, format_for_range,
@@ -127,7 +128,8 @@ def _is_native64(fmt) -> bool:
 class KernelPrecision:
     """A kernel's resolved precision: ``kind`` float64 or float32 (the machine's
     arithmetic), ``formats`` (a format per variable: :class:`QFormat` fixed point or
-    :class:`FloatFormat`, with its rounding and overflow modes) or ``profile``."""
+    :class:`FloatFormat`, with its rounding and overflow modes), ``profile`` or ``bound``
+    (:meth:`bounding`)."""
 
     spec: KernelSpec
     kind: str
@@ -144,6 +146,28 @@ class KernelPrecision:
         operation produces (run-time formats; :meth:`profile`)."""
         return replace(self, kind="profile", formats=(), roundings=(), overflows=(),
                        runtime=True)
+
+    def bounding(self) -> "KernelPrecision":
+        """float64 arithmetic carrying, per value, rigorous bounds on its own error and on
+        the error of this precision (the *trial*): the bound context of
+        :mod:`~fixedqmc.numerics.kernel_bound`.  Inputs are float64 values (exact); each
+        output element is ``value + 1j * bound`` (:meth:`decode`, :meth:`bounds`); a float64
+        or float32 kernel's trial is that format at nearest even."""
+        if self.kind in ("profile", "bound"):
+            raise FixedQMCError(f"kernel {self.spec.name!r}: a {self.kind} precision has no "
+                                "bound form; bound the precision itself")
+        if self.kind in NATIVE_FLOATS:
+            n = len(self.spec.variables)
+            formats, rnds = (NAMED_FORMATS[self.kind],) * n, ("nearest_even",) * n
+        else:
+            formats, rnds = self.formats, self.roundings
+        return replace(self, kind="bound", formats=formats, roundings=rnds,
+                       overflows=("saturate",) * len(formats), runtime=False)
+
+    def bounds(self, name: str, y: np.ndarray) -> np.ndarray:
+        """The bounds of a bound run's output ``y`` of variable ``name`` (float64 array):
+        ``|trial - value|`` and ``|trial - exact|`` never exceed them (inf: unbounded)."""
+        return np.asarray(y).imag.astype(np.float64)
 
     def profile(self, ctx) -> dict:
         """``{variable: (min, max, max |x|, min nonzero |x|)}`` of a profiling run (the
@@ -177,6 +201,8 @@ class KernelPrecision:
 
     @property
     def dtype(self):
+        if self.kind == "bound":
+            return np.complex128
         if self.float_only:
             return np.float64
         if self.runtime:
@@ -242,6 +268,10 @@ class KernelPrecision:
         float-format context ``(parameters, events, seed, FloatFormats())`` of
         :mod:`~fixedqmc.numerics.kernel_float` (float64 values; one compilation for every
         float format), bit-identical to the run-time form."""
+        if self.kind == "bound":
+            return (kernel_bound.param_rows(self.formats, self.roundings),
+                    np.zeros((N_CHUNKS, len(self.formats)), np.int64), np.uint64(seed),
+                    Bounds())
         if self.float_only:
             n = len(self.formats)
             return (self._float_params, np.zeros((N_CHUNKS, 4 * n), np.int64),
@@ -282,7 +312,7 @@ class KernelPrecision:
         a float-format context; a float format's values rounded once into it); conversion
         events are counted under the variable's name.  Always a writable C-contiguous array, so that the compiled kernel's argument
         types do not vary."""
-        if self.kind != "formats":
+        if self.kind != "formats":  # float64 and float32, profiles and bounds
             out = np.require(x, dtype=np.float32 if self.kind == "float32" else np.float64,
                              requirements=["C", "W"])
             return out.view(np.int64) if self.runtime else out
@@ -303,7 +333,10 @@ class KernelPrecision:
         return np.require(fx.raw, requirements=["C", "W"])
 
     def decode(self, name: str, y: np.ndarray) -> np.ndarray:
-        """Kernel output of variable ``name`` as float64 values."""
+        """Kernel output of variable ``name`` as float64 values (of a bound run: its
+        float64 values; :meth:`bounds` their bounds)."""
+        if self.kind == "bound":
+            return np.asarray(y).real.astype(np.float64)
         if self.kind != "formats" or isinstance(self.format_of(name), FloatFormat):
             y = np.ascontiguousarray(y)
             return y.view(np.float64) if y.dtype == np.int64 else np.asarray(y, np.float64)
@@ -313,7 +346,10 @@ class KernelPrecision:
     def report(self, ctx, log: OverflowLog | None = None) -> dict:
         """Record a run's overflow events (and a float format's underflows, subnormal
         results and NaNs) in ``log`` and return the overflow counts per variable; raise for
-        variables in ``raise`` mode that overflowed."""
+        variables in ``raise`` mode that overflowed.  Of a bound run: ``{variable: elements
+        whose bound became infinite there}`` (nothing logged)."""
+        if self.kind == "bound":
+            return dict(zip(self.spec.names, ctx[1].sum(axis=0).tolist()))
         if self.kind != "formats":
             return {}
         n = len(self.formats)

@@ -1,5 +1,5 @@
-"""The format table of a typed fixed context as a numba type, and the marker of a
-float-format context.
+"""The format table of a typed fixed context as a numba type, and the markers of the
+float-format and bound contexts.
 
 A typed fixed context ``TypedContext((FormatTable, events, seed))`` carries its per-variable
 formats in its *type*: numba types a :class:`FormatTable` as a :class:`FormatTableType`
@@ -65,6 +65,21 @@ def _unbox_table(typ, obj, c):
     return NativeValue(c.context.get_dummy_value())
 
 
+class _MarkerType(types.Type):
+    """The numba type of a context marker (no data: unboxed to a dummy value)."""
+
+    def __init__(self):
+        super().__init__(name=type(self).__name__[:-len("Type")])
+
+
+class FloatFormatsType(_MarkerType):
+    """The numba type of the :class:`FloatFormats` marker."""
+
+
+class BoundsType(_MarkerType):
+    """The numba type of the :class:`Bounds` marker."""
+
+
 class FloatFormats:
     """The marker that ends a float-format context ``(params, events, seed, FloatFormats())``
     (:meth:`fixedqmc.numerics.kernel_spec.KernelPrecision.context`): values are float64s
@@ -74,22 +89,21 @@ class FloatFormats:
     __slots__ = ()
 
 
-class FloatFormatsType(types.Type):
-    """The numba type of the :class:`FloatFormats` marker."""
+class Bounds:
+    """The marker that ends a bound context ``(params, events, seed, Bounds())``
+    (:mod:`fixedqmc.numerics.kernel_bound`): values are ``(value, r, b)`` float64 triples,
+    the float64 value and rigorous bounds on its own error and on a trial precision's."""
 
-    def __init__(self):
-        super().__init__(name="FloatFormats")
-
-
-FLOAT_FORMATS_TYPE = FloatFormatsType()
-register_model(FloatFormatsType)(models.OpaqueModel)
+    __slots__ = ()
 
 
-@typeof_impl.register(FloatFormats)
-def _typeof_marker(val, c):
-    return FLOAT_FORMATS_TYPE
+def _register_marker(cls, typ_cls):
+    typ = typ_cls()
+    register_model(typ_cls)(models.OpaqueModel)
+    typeof_impl.register(cls)(lambda val, c: typ)
+    unbox(typ_cls)(lambda t, obj, c: NativeValue(c.context.get_dummy_value()))
+    return typ
 
 
-@unbox(FloatFormatsType)
-def _unbox_marker(typ, obj, c):
-    return NativeValue(c.context.get_dummy_value())
+FLOAT_FORMATS_TYPE = _register_marker(FloatFormats, FloatFormatsType)
+BOUNDS_TYPE = _register_marker(Bounds, BoundsType)

@@ -1,0 +1,123 @@
+"""Error bounds of a kernel beside its measured errors: :func:`bound_kernel` runs one
+element-wise kernel at a trial precision and in the bound context
+(:mod:`~fixedqmc.numerics.kernel_bound`) on the same inputs and returns, per output
+variable, the float64 value, the rigorous bound on the trial's error and the error measured.
+
+A kernel is called ``kernel(ctx, *inputs, *constants, *outputs)``: its input arrays (one
+per named input variable, all of one length n), any constant arrays it reads with
+``const``, and one output array of length n per named output variable; the kernel pattern of
+:mod:`fixedqmc.numerics.kernel_core`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.kernel_spec import KernelSpec
+from fixedqmc.numerics.overflow import OverflowLog
+from fixedqmc.numerics.qformat import QFormat
+
+
+@dataclass
+class KernelBound:
+    """Per output variable (dicts keyed by name), arrays of shape (n,): ``value`` (float64,
+    the bound run's), ``bound`` (rigorous: ``|trial - value|`` and ``|trial - exact|`` never
+    exceed it; inf where the trial may overflow or divide by an interval holding 0),
+    ``trial`` (the trial precision's result, decoded to float64) and ``error``
+    ``|trial - value|`` (rounded once; from the words for fixed words over 53 bits);
+    ``unbounded``: per kernel variable, the elements whose bound became infinite there;
+    ``log``: the trial run's overflow events."""
+
+    kernel: str
+    precision: str
+    value: dict
+    bound: dict
+    trial: dict
+    error: dict
+    unbounded: dict
+    log: OverflowLog
+
+    def violations(self) -> dict:
+        """``{output: indices}`` of elements whose measured error exceeds the bound (a
+        defect of the bound context or of the trial: never expected)."""
+        return {k: np.flatnonzero(self.error[k] > self.bound[k]) for k in self.error}
+
+    def table(self) -> pd.DataFrame:
+        """One row per output variable: the largest measured error and bound, their ratio
+        (the tightness: the bound over the largest observed error), the element with the
+        largest error and its bound, unbounded elements and violations."""
+        rows = []
+        for k, err in self.error.items():
+            b = self.bound[k]
+            finite = np.isfinite(b)
+            worst = int(np.argmax(err)) if err.size else -1
+            max_err = float(err.max()) if err.size else 0.0
+            max_b = float(b[finite].max()) if finite.any() else np.inf
+            rows.append({
+                "output": k, "max_error": max_err, "max_bound": max_b,
+                "ratio": max_b / max_err if max_err > 0 else np.inf,
+                "worst": worst, "bound_at_worst": float(b[worst]) if err.size else np.nan,
+                "unbounded": int((~finite).sum()),
+                "violations": int((err > b).sum()),
+            })
+        return pd.DataFrame(rows).set_index("output")
+
+
+def _errors(kp, name: str, words: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``|trial - value|`` rounded once: a fixed word of more than 53 bits (whose float64
+    decode may round) exactly, from the word, else from the float64 decode (exact); inf
+    where the trial or the value is not a number."""
+    fmt = kp.format_of(name) if kp.kind == "formats" else None
+    if not (isinstance(fmt, QFormat) and fmt.word_bits > 53):
+        err = np.abs(kp.decode(name, words) - value)
+        return np.where(np.isnan(err), np.inf, err)
+    unit = Fraction(2) ** -fmt.frac_bits
+    ints = np.asarray(words, np.int64)
+    ints = ints if fmt.signed else ints.view(np.uint64)
+    return np.array([float(abs(int(w) * unit - Fraction(float(x))))
+                     for w, x in zip(ints.tolist(), value.tolist())], np.float64)
+
+
+def bound_kernel(spec: KernelSpec, kernel, inputs: dict, outputs, precision, *,
+                 constants: tuple = (), ranges: dict | None = None, seed: int = 0
+                 ) -> KernelBound:
+    """Run ``kernel`` (compiled, of ``spec``) at ``precision`` (a spec string or policy:
+    the trial) and in the bound context on ``inputs`` ``{input variable: array (n,)}`` (in
+    the kernel's argument order), with ``constants`` (extra arrays it reads with
+    ``const``); ``outputs`` names its output variables in argument order.  ``ranges``
+    ``{variable: (lo, hi)}`` size width-only specs (default: the declared ranges).  Bad
+    names or shapes raise a :class:`~fixedqmc.errors.FixedQMCError` before any work."""
+    outputs = (outputs,) if isinstance(outputs, str) else tuple(outputs)
+    for name in (*inputs, *outputs):
+        spec.index(name)  # names the kernel's variables if unknown
+    arrays = {k: np.ascontiguousarray(v, np.float64).ravel() for k, v in inputs.items()}
+    sizes = {k: a.size for k, a in arrays.items()}
+    if len(set(sizes.values())) > 1:
+        raise FixedQMCError(f"kernel {spec.name!r}: inputs of different lengths {sizes}; "
+                            "give one value per element for every input")
+    n = next(iter(sizes.values()), 0)
+    kp = spec.resolve(precision, ranges)
+    if kp.kind == "formats":  # one compilation for every format, float formats included
+        kp = replace(kp.at_runtime(), float_context=False)  # (bit-identical, compiles fast)
+    kb = kp.bounding()
+    log = OverflowLog()
+
+    def run(p):
+        ins = [p.encode(k, a, seed, log) for k, a in arrays.items()]
+        outs = [np.empty(n, p.dtype) for _ in outputs]
+        ctx = p.context(seed)
+        kernel(ctx, *ins, *constants, *outs)
+        return outs, p.report(ctx, log)
+
+    bound_out, unbounded = run(kb)  # first: an operation without a bound form fails fast
+    trial_out, _ = run(kp)
+    trial = {k: kp.decode(k, y) for k, y in zip(outputs, trial_out)}
+    value = {k: kb.decode(k, y) for k, y in zip(outputs, bound_out)}
+    bound = {k: kb.bounds(k, y) for k, y in zip(outputs, bound_out)}
+    error = {k: _errors(kp, k, y, value[k]) for k, y in zip(outputs, trial_out)}
+    return KernelBound(spec.name, str(precision), value, bound, trial, error, unbounded, log)

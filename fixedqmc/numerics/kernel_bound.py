@@ -1,0 +1,201 @@
+"""The bound context: a kernel run that carries, per value, a rigorous bound on the error a
+trial precision makes (a running error analysis in Wilkinson's sense, per element).
+
+A kernel written once (:mod:`fixedqmc.numerics.kernel_core`) runs in this context unchanged.
+Each value is a triple ``(v, r, b)`` of float64s about the exact-arithmetic value ``X`` of
+that variable (the value infinitely precise arithmetic gives from the same float64 inputs
+and constants) and the value ``T`` the *trial* precision computes (its formats, rounding and
+overflow modes, given per variable as for any run):
+
+* ``v``: the float64 value computed here (each operation in float64, rounded to nearest);
+* ``r``: a bound on ``|v - X|``, float64's own rounding errors propagated;
+* ``b``: a bound on ``|T - X|``, the trial's rounding errors propagated.
+
+So ``|T - v| <= r + b``: what :func:`store` reports, a bound that a measured error (the
+trial run against this run's ``v``) must never exceed.  An operation with exact result
+``S = op(T_x, T_y)`` of the trial operands rounds ``S`` once into its output variable, with
+an error at most ``q + u |S| + eta`` (a parameter row per variable):
+
+* fixed point ``Q(w, f)``: ``q = 2**-f`` for floor, zero and stochastic rounding,
+  ``2**-(f + 1)`` for the nearest modes; ``u = eta = 0``;
+* a float format with ``M`` stored mantissa bits: ``u = 2**-(M + 1)`` for the nearest modes,
+  ``2**-M`` for the directed, stochastic and odd ones; ``eta`` the largest absolute error
+  at the bottom of the range (half a subnormal step or a whole one, by mode; ``2**emin``
+  when subnormals flush to zero); ``q = 0``; float64 and float32 kernels are these formats
+  at nearest even.
+
+The operands' bounds propagate (``X`` and ``T`` operand intervals from ``v``, ``r``, ``b``):
+
+==========  ===============================================================================
+add, sub    ``b = b_x + b_y``
+mul         ``b = (|v_x| + r_x) b_y + (|v_y| + r_y + b_y) b_x``
+div         ``b = (b_x + Q b_y) / t_y``, ``Q >= |X_x / X_y|``, ``t_y <= |T_y|``
+sqrt        ``b = b_x / (sqrt(t_x) + sqrt(x_x))`` (``t_x``, ``x_x`` lower bounds of
+            ``T_x``, ``X_x``), or ``sqrt(b_x)`` when both may be 0
+==========  ===============================================================================
+
+and ``r`` likewise with float64's ``u = 2**-53``.  A bound becomes infinite (and the first
+variable where it does counts an event in its column of the event rows) where the trial
+result may overflow its format (the interval of ``S`` leaves the format's range, whose ends
+are values of the format: saturation and wrap are both unbounded errors), where a divisor's
+interval contains 0, and where a square root's operand may be negative.  Every bound is
+computed in float64 and inflated by ``1 + 2**-50`` per step, which covers its own rounding.
+
+Context ``(params, events, seed, Bounds())``: ``params`` ``(n, PARAM_COLUMNS)`` float64 rows
+``(q, u, eta, lo, hi)`` of the trial formats (lo, hi: the format's range); a chunk context
+``(params address, event row address, seed, 0, Bounds())``, an element context the same
+with the element index.  Operations: :data:`~fixedqmc.numerics.kernel_core.BOUND_OPERATIONS`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from numba import njit
+
+from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek
+from fixedqmc.numerics.qformat import QFormat
+
+#: float64s per variable in a bound context's parameter array
+PARAM_COLUMNS = 5
+_Q, _U, _ETA, _LO, _HI = range(PARAM_COLUMNS)
+_UP = 1.0 + 2.0 ** -50  # inflation of a bound computed in float64 (covers its rounding)
+_DOWN = 1.0 - 2.0 ** -50
+_U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
+_NEAREST_FIXED = ("half_up", "half_away", "half_even")
+_NEAREST_FLOAT = ("nearest_even", "nearest_away")
+
+
+def _inward(x: Fraction) -> float:
+    """The float64 nearest x on the side of 0 (a range limit never widened by rounding)."""
+    f = float(x)
+    return float(np.nextafter(f, 0.0)) if abs(Fraction(f)) > abs(x) else f
+
+
+def rounding_terms(fmt, rounding: str) -> tuple:
+    """``(q, u, eta, lo, hi)``: a rounding into ``fmt`` (a :class:`QFormat` or
+    :class:`FloatFormat`) with ``rounding`` errs by at most ``q + u |S| + eta`` for an exact
+    result ``S`` in ``[lo, hi]`` (module docstring)."""
+    if isinstance(fmt, QFormat):
+        q = 2.0 ** -(fmt.frac_bits + (rounding in _NEAREST_FIXED))
+        unit = Fraction(2) ** -fmt.frac_bits
+        return (q, 0.0, 0.0, _inward(fmt.min_raw * unit), _inward(fmt.max_raw * unit))
+    nearest = rounding in _NEAREST_FLOAT
+    step = fmt.min_subnormal
+    eta = (step / 2 if nearest else step) if fmt.subnormals else fmt.min_normal
+    top = _inward(fmt.max_exact)
+    return (0.0, 2.0 ** -(fmt.man_bits + nearest), eta, -top, top)
+
+
+def param_rows(formats, roundings) -> np.ndarray:
+    """The parameter array ``(n, PARAM_COLUMNS)`` float64 of a bound context: the trial's
+    ``formats`` and their ``roundings``."""
+    return np.array([rounding_terms(f, r) for f, r in zip(formats, roundings)],
+                    np.float64).reshape(len(formats), PARAM_COLUMNS)
+
+
+@njit(nogil=True, inline="always")
+def _p(e, v, k):
+    return float_from_bits(peek(e[0], np.int64(v) * PARAM_COLUMNS + k))
+
+
+@njit(nogil=True)
+def result(e, v, val, r, b):
+    """The value of variable v whose float64 value is ``val`` (within ``r`` of the exact
+    value X) when the trial's exact result S is within ``b`` of X: S rounded into v's
+    format adds its rounding error to ``b``.  Rounding is monotone and v's range ends are
+    values of v, so the result can leave the range only if S can: then ``b`` is infinite
+    (an event of v, counted where a finite bound ends; NaN bounds are infinite)."""
+    r = r if r < np.inf else np.inf
+    if not b < np.inf:
+        return (val, r, np.inf)
+    d = (r + b) * _UP  # |S - val| <= d
+    if not (val + d) * _UP <= _p(e, v, _HI) or not (d - val) * _UP <= -_p(e, v, _LO):
+        bump(e[1], v)
+        return (val, r, np.inf)
+    err = _p(e, v, _Q) + _p(e, v, _U) * ((abs(val) + d) * _UP) + _p(e, v, _ETA)
+    return (val, r, (b + err * _UP) * _UP)
+
+
+@njit(nogil=True, inline="always")
+def _own(x, r):
+    """``r`` plus the rounding error of the float64 result x (nearest even)."""
+    return (r + _U64 * abs(x) + _ETA64) * _UP
+
+
+@njit(nogil=True)
+def load(e, x, v):
+    """A kernel input (or constant) x, exact, rounded into v by the trial."""
+    return result(e, v, x, 0.0, 0.0)
+
+
+@njit(nogil=True)
+def add(e, x, y, v):
+    s = x[0] + y[0]
+    return result(e, v, s, _own(s, x[1] + y[1]), (x[2] + y[2]) * _UP)
+
+
+@njit(nogil=True)
+def sub(e, x, y, v):
+    return add(e, x, (-y[0], y[1], y[2]), v)
+
+
+@njit(nogil=True)
+def mul(e, x, y, v):
+    p = x[0] * y[0]
+    ax, ay = abs(x[0]), abs(y[0])
+    r = _own(p, (ax * y[1] + (ay + y[1]) * x[1]) * _UP)
+    b = ((ax + x[1]) * _UP * y[2] + (ay + y[1] + y[2]) * _UP * x[2]) * _UP
+    return result(e, v, p, r, b)
+
+
+@njit(nogil=True)
+def div(e, x, y, v):
+    """x / y; unbounded (an event of v) if y's exact or trial interval contains 0."""
+    ay = abs(y[0])
+    xy = (ay - y[1]) * _DOWN  # <= |X_y|
+    ty = (ay - (y[1] + y[2]) * _UP) * _DOWN  # <= |T_y|
+    q = x[0] / y[0] if y[0] != 0.0 else 0.0
+    if not (xy > 0.0 and ty > 0.0):
+        if x[2] < np.inf and y[2] < np.inf:
+            bump(e[1], v)
+        return (q, np.inf, np.inf)
+    qmax = (abs(x[0]) + x[1]) * _UP / xy * _UP  # >= |X_x / X_y|
+    r = _own(q, (x[1] + qmax * y[1]) * _UP / ay * _UP)
+    b = (x[2] + qmax * y[2]) * _UP / ty * _UP
+    return result(e, v, q, r, b)
+
+
+@njit(nogil=True)
+def recip(e, x, v):
+    return div(e, (1.0, 0.0, 0.0), x, v)
+
+
+@njit(nogil=True, inline="always")
+def _root_gap(d, lo1, lo2):
+    """A bound on |sqrt(a) - sqrt(c)| for |a - c| <= d, a >= lo1 >= 0, c >= lo2 >= 0."""
+    s = (np.sqrt(lo1 * _DOWN) + np.sqrt(lo2 * _DOWN)) * _DOWN
+    g = np.sqrt(d) * _UP
+    return min(g, d / s * _UP) if s > 0.0 else g
+
+
+@njit(nogil=True)
+def sqrt(e, x, v):
+    """sqrt(x); unbounded (an event of v) if x's exact or trial interval reaches below 0."""
+    s = np.sqrt(x[0]) if x[0] >= 0.0 else 0.0
+    xl = (x[0] - x[1] * _UP) * _DOWN if x[0] > 0.0 else x[0] - x[1] * _UP  # <= X_x
+    tl = xl - x[2] * _UP  # <= T_x
+    if not (xl >= 0.0 and tl >= 0.0):
+        if x[2] < np.inf:
+            bump(e[1], v)
+        return (s, np.inf, np.inf)
+    r = _own(s, _root_gap(x[1], x[0], xl))
+    return result(e, v, s, r, _root_gap(x[2], tl, xl))
+
+
+@njit(nogil=True)
+def store(e, x):
+    """What a bound kernel writes: ``v + 1j * (r + b)``, the float64 value and the bound on
+    the trial's distance from it (and from the exact value)."""
+    return complex(x[0], (x[1] + x[2]) * _UP)

@@ -31,7 +31,8 @@ class KernelBound:
     ``trial`` (the trial precision's result, decoded to float64) and ``error``
     ``|trial - value|`` (rounded once; from the words for fixed words over 53 bits);
     ``unbounded``: per kernel variable, the elements whose bound became infinite there;
-    ``log``: the trial run's overflow events."""
+    ``ambiguous``: decisions the trial or the exact arithmetic may take otherwise (their
+    elements' later outputs are unbounded); ``log``: the trial run's overflow events."""
 
     kernel: str
     precision: str
@@ -40,6 +41,7 @@ class KernelBound:
     trial: dict
     error: dict
     unbounded: dict
+    ambiguous: int
     log: OverflowLog
 
     def violations(self) -> dict:
@@ -112,12 +114,13 @@ def bound_kernel(spec: KernelSpec, kernel, inputs: dict, outputs, precision, *,
         outs = [np.empty(n, p.dtype) for _ in outputs]
         ctx = p.context(seed)
         kernel(ctx, *ins, *constants, *outs)
-        return outs, p.report(ctx, log)
+        return outs, p.report(ctx, log), ctx
 
-    bound_out, unbounded = run(kb)  # first: an operation without a bound form fails fast
-    trial_out, _ = run(kp)
+    bound_out, unbounded, ctx = run(kb)  # first: an operation without a bound form fails
+    trial_out, _, _ = run(kp)
     trial = {k: kp.decode(k, y) for k, y in zip(outputs, trial_out)}
     value = {k: kb.decode(k, y) for k, y in zip(outputs, bound_out)}
     bound = {k: kb.bounds(k, y) for k, y in zip(outputs, bound_out)}
     error = {k: _errors(kp, k, y, value[k]) for k, y in zip(outputs, trial_out)}
-    return KernelBound(spec.name, str(precision), value, bound, trial, error, unbounded, log)
+    return KernelBound(spec.name, str(precision), value, bound, trial, error, unbounded,
+                       kb.ambiguous(ctx), log)

@@ -45,21 +45,35 @@ Context ``(params, events, seed, Bounds())``: ``params`` ``(n, PARAM_COLUMNS)`` 
 ``(q, u, eta, lo, hi)`` of the trial formats (lo, hi: the format's range); a chunk context
 ``(params address, event row address, seed, 0, Bounds())``, an element context the same
 with the element index.  Operations: :data:`~fixedqmc.numerics.kernel_core.BOUND_OPERATIONS`.
+
+Decisions (``less``, the cell of ``floor``) are taken on the float64 values; one that the
+trial or the exact arithmetic may take otherwise (the operands' intervals overlap the
+decision's boundary) is *ambiguous*: it is counted, and every output the element stores
+after it is unbounded (the trial may have run other code).  A chunk's event row starts with
+:data:`DECISION_COLUMNS` columns for this (elements of a chunk run in order, so the last
+ambiguous element of the chunk identifies the element being computed).
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 from numba import njit
 
-from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek
+from fixedqmc.numerics.float_exp import exp64
+from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek, poke
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.numerics.transcendental import EXP_DL, EXP_STATIC
 
 #: float64s per variable in a bound context's parameter array
-PARAM_COLUMNS = 5
-_Q, _U, _ETA, _LO, _HI = range(PARAM_COLUMNS)
+PARAM_COLUMNS = 7
+_Q, _U, _ETA, _LO, _HI, _EXP0, _EXP1 = range(PARAM_COLUMNS)
+#: event-row columns before the per-variable ones: the last element with an ambiguous
+#: decision (its index + 1) and the number of ambiguous decisions
+DECISION_COLUMNS = 2
+_LAST, _DECISIONS = 0, 1
 _UP = 1.0 + 2.0 ** -50  # inflation of a bound computed in float64 (covers its rounding)
 _DOWN = 1.0 - 2.0 ** -50
 _U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
@@ -71,6 +85,17 @@ def _inward(x: Fraction) -> float:
     """The float64 nearest x on the side of 0 (a range limit never widened by rounding)."""
     f = float(x)
     return float(np.nextafter(f, 0.0)) if abs(Fraction(f)) > abs(x) else f
+
+
+def exp_terms(fmt, native: bool) -> tuple:
+    """``(c0, c1)``: the trial's ``exp`` into ``fmt`` before its rounding into it errs by at
+    most ``e**t expm1(c0 + c1 |t|)`` at its operand t: the fixed-point LUT exponential
+    (``transcendental.exp_bound``: ``c0 = 2**-60``, ``c1 = ln 2 |L - log2 e|``); float64's
+    ``exp64`` (1 ulp, ``2**-52``) for float formats, float64 itself included; a float32
+    kernel's own ``exp32`` (``native``: 1 ulp of float32, ``2**-23``)."""
+    if isinstance(fmt, QFormat):
+        return (EXP_STATIC, math.log(2) * EXP_DL)
+    return (2.0 ** -23 if native and fmt.man_bits == 23 else 2.0 ** -52, 0.0)
 
 
 def rounding_terms(fmt, rounding: str) -> tuple:
@@ -88,10 +113,12 @@ def rounding_terms(fmt, rounding: str) -> tuple:
     return (0.0, 2.0 ** -(fmt.man_bits + nearest), eta, -top, top)
 
 
-def param_rows(formats, roundings) -> np.ndarray:
+def param_rows(formats, roundings, native: bool = False) -> np.ndarray:
     """The parameter array ``(n, PARAM_COLUMNS)`` float64 of a bound context: the trial's
-    ``formats`` and their ``roundings``."""
-    return np.array([rounding_terms(f, r) for f, r in zip(formats, roundings)],
+    ``formats`` and their ``roundings`` (``native``: a float kernel in the machine's
+    arithmetic, whose ``exp`` is its own type's)."""
+    return np.array([rounding_terms(f, r) + exp_terms(f, native)
+                     for f, r in zip(formats, roundings)],
                     np.float64).reshape(len(formats), PARAM_COLUMNS)
 
 
@@ -112,7 +139,7 @@ def result(e, v, val, r, b):
         return (val, r, np.inf)
     d = (r + b) * _UP  # |S - val| <= d
     if not (val + d) * _UP <= _p(e, v, _HI) or not (d - val) * _UP <= -_p(e, v, _LO):
-        bump(e[1], v)
+        bump(e[1], DECISION_COLUMNS + v)
         return (val, r, np.inf)
     err = _p(e, v, _Q) + _p(e, v, _U) * ((abs(val) + d) * _UP) + _p(e, v, _ETA)
     return (val, r, (b + err * _UP) * _UP)
@@ -159,7 +186,7 @@ def div(e, x, y, v):
     q = x[0] / y[0] if y[0] != 0.0 else 0.0
     if not (xy > 0.0 and ty > 0.0):
         if x[2] < np.inf and y[2] < np.inf:
-            bump(e[1], v)
+            bump(e[1], DECISION_COLUMNS + v)
         return (q, np.inf, np.inf)
     qmax = (abs(x[0]) + x[1]) * _UP / xy * _UP  # >= |X_x / X_y|
     r = _own(q, (x[1] + qmax * y[1]) * _UP / ay * _UP)
@@ -188,14 +215,77 @@ def sqrt(e, x, v):
     tl = xl - x[2] * _UP  # <= T_x
     if not (xl >= 0.0 and tl >= 0.0):
         if x[2] < np.inf:
-            bump(e[1], v)
+            bump(e[1], DECISION_COLUMNS + v)
         return (s, np.inf, np.inf)
     r = _own(s, _root_gap(x[1], x[0], xl))
     return result(e, v, s, r, _root_gap(x[2], tl, xl))
 
 
 @njit(nogil=True)
+def abs_(e, x, v):
+    return result(e, v, abs(x[0]), x[1], x[2])
+
+
+@njit(nogil=True)
+def minimum(e, x, y, v):
+    """min(x, y): within the larger of the operands' distances (exact in float64)."""
+    return result(e, v, min(x[0], y[0]), max(x[1], y[1]), max(x[2], y[2]))
+
+
+@njit(nogil=True)
+def maximum(e, x, y, v):
+    return result(e, v, max(x[0], y[0]), max(x[1], y[1]), max(x[2], y[2]))
+
+
+@njit(nogil=True)
+def exp(e, x, v):
+    """e**x: the operand's distance through the largest slope over its interval, plus the
+    trial's exponential error (:func:`exp_terms`) and rounding; float64's exp64 within
+    1 ulp for the value."""
+    y = exp64(x[0])
+    top = x[0] + (x[1] + x[2]) * _UP  # >= T_x, X_x
+    big = np.exp(top) * _UP  # >= e**T_x, e**X_x
+    rel = _p(e, v, _EXP0) + _p(e, v, _EXP1) * ((abs(x[0]) + (x[1] + x[2]) * _UP) * _UP)
+    rel = np.expm1(rel * _UP) * _UP
+    r = (np.exp(x[0] + x[1] * _UP) * _UP * np.expm1(x[1] * _UP) * _UP
+         + 2.0 ** -52 * abs(y) + 2.0 ** -1070) * _UP
+    b = big * ((np.expm1(x[2] * _UP) * _UP + rel) * _UP)
+    return result(e, v, y, r, b)
+
+
+@njit(nogil=True, inline="always")
+def decide(e, ambiguous):
+    """Record a decision (a comparison, a cell of floor) the trial may take otherwise
+    than the exact arithmetic: every later output of this element is unbounded."""
+    if ambiguous:
+        poke(e[1], _LAST, e[3] + 1)
+        bump(e[1], _DECISIONS)
+
+
+@njit(nogil=True)
+def less(e, x, y):
+    """x < y decided on the float64 values; ambiguous if the operands' intervals (exact
+    and trial) overlap."""
+    d = (x[1] + x[2] + y[1] + y[2]) * _UP
+    decide(e, not abs(x[0] - y[0]) > d)
+    return x[0] < y[0]
+
+
+@njit(nogil=True)
+def floor(e, x, v):
+    """The largest integer <= x: exact (bound 0 before v's rounding) when the operand's
+    intervals lie in one cell [k, k + 1), else an ambiguous decision."""
+    f = np.floor(x[0])
+    d = (x[1] + x[2]) * _UP
+    decide(e, not (x[0] - d >= f and x[0] + d < f + 1.0))
+    return result(e, v, f, 0.0, 0.0)
+
+
+@njit(nogil=True)
 def store(e, x):
     """What a bound kernel writes: ``v + 1j * (r + b)``, the float64 value and the bound on
-    the trial's distance from it (and from the exact value)."""
+    the trial's distance from it (and from the exact value); infinite after an ambiguous
+    decision of this element."""
+    if peek(e[1], _LAST) == e[3] + 1:
+        return complex(x[0], np.inf)
     return complex(x[0], (x[1] + x[2]) * _UP)

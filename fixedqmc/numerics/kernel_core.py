@@ -87,7 +87,8 @@ from fixedqmc.numerics.kernel_types import BoundsType, FloatFormatsType, FormatT
 from fixedqmc.numerics.modes import STOCHASTIC
 
 #: the operations a bound context implements (:mod:`fixedqmc.numerics.kernel_bound`)
-BOUND_OPERATIONS = ("load", "const", "add", "sub", "mul", "div", "recip", "sqrt", "convert",
+BOUND_OPERATIONS = ("load", "const", "add", "sub", "mul", "div", "recip", "sqrt", "abs_",
+                    "minimum", "maximum", "exp", "floor", "less", "select", "convert",
                     "store")
 
 

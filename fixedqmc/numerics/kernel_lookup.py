@@ -16,11 +16,13 @@ from numba.extending import overload
 from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
+from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics.kernel_core import (count_event, emit_result, flag_of, float_from_bits,
                                            format_row, is_fixed_context,
                                            is_float_format_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
-                                           runtime_format, runtime_value, no_bound_form)
+                                           runtime_format, runtime_value, no_bound_form,
+                                           is_bound_context)
 
 less, uniform_bin, log2_bin = map(operation_stub, ("less", "uniform_bin", "log2_bin"))
 less.__doc__ = """``less(e, x, y)``: exact ``x < y`` (a bool) of two kernel values, any formats."""
@@ -60,7 +62,8 @@ def _rt_less(e, ra, va, rb_, vb):
 @overload(less, prefer_literal=True)
 def _less(e, x, y):
     """Exact ``x < y`` (a bool) of two values, in any formats."""
-    no_bound_form(e, "less")
+    if is_bound_context(e):
+        return lambda e, x, y: KB.less(e, x, y)
     if not is_fixed_context(e):
         return lambda e, x, y: x < y
     if is_runtime_context(e):

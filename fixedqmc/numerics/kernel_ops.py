@@ -98,7 +98,8 @@ _BINARY = {
     "maximum": (X.max_raw, lambda dt: lambda x, y: max(x, y)),
 }
 #: the operations with a bound-context form (:mod:`~fixedqmc.numerics.kernel_bound`)
-_BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "div": KB.div}
+_BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "div": KB.div, "abs_": KB.abs_,
+          "minimum": KB.minimum, "maximum": KB.maximum, "exp": KB.exp, "floor": KB.floor}
 _SQRT = list(_UNARY).index("sqrt")
 _DIV = list(_BINARY).index("div")
 assert list(_UNARY)[:2] == ["recip", "sqrt"]  # _rt_unary's exact float-format cases
@@ -287,7 +288,6 @@ def _llvm_select(typingctx, cond, x, y):
 
 @overload(select, prefer_literal=True, inline="always")
 def _select(e, cond, x, y):
-    no_bound_form(e, "select")
     # (numba retries a failed literal typing with the literals erased: refuse that too)
     if is_fixed_context(e) and (x.types[1] != y.types[1]
                                 or not isinstance(x.types[1], types.IntegerLiteral)):

@@ -140,6 +140,8 @@ class KernelPrecision:
     #: float formats only: the float-format context (False: the general run-time context,
     #: bit-identical and slower; for comparisons)
     float_context: bool = True
+    #: a bound precision: the kind of the precision it bounds (:meth:`bounding`)
+    trial: str = ""
 
     def profiling(self) -> "KernelPrecision":
         """float64 arithmetic that records, per variable, the range of the values every
@@ -162,7 +164,13 @@ class KernelPrecision:
         else:
             formats, rnds = self.formats, self.roundings
         return replace(self, kind="bound", formats=formats, roundings=rnds,
-                       overflows=("saturate",) * len(formats), runtime=False)
+                       overflows=("saturate",) * len(formats), runtime=False,
+                       trial=self.kind)
+
+    def ambiguous(self, ctx) -> int:
+        """The ambiguous decisions of a bound run (comparisons the trial or the exact
+        arithmetic may decide otherwise; :mod:`~fixedqmc.numerics.kernel_bound`)."""
+        return int(ctx[1][:, 1].sum())
 
     def bounds(self, name: str, y: np.ndarray) -> np.ndarray:
         """The bounds of a bound run's output ``y`` of variable ``name`` (float64 array):
@@ -269,9 +277,9 @@ class KernelPrecision:
         :mod:`~fixedqmc.numerics.kernel_float` (float64 values; one compilation for every
         float format), bit-identical to the run-time form."""
         if self.kind == "bound":
-            return (kernel_bound.param_rows(self.formats, self.roundings),
-                    np.zeros((N_CHUNKS, len(self.formats)), np.int64), np.uint64(seed),
-                    Bounds())
+            return (self._bound_params,
+                    np.zeros((N_CHUNKS, kernel_bound.DECISION_COLUMNS + len(self.formats)),
+                             np.int64), np.uint64(seed), Bounds())
         if self.float_only:
             n = len(self.formats)
             return (self._float_params, np.zeros((N_CHUNKS, 4 * n), np.int64),
@@ -294,6 +302,12 @@ class KernelPrecision:
             return np.float32(0.0)
         events = np.zeros((N_CHUNKS, len(self.formats)), np.int64)
         return TypedContext((self._format_table, events, np.uint64(seed)))
+
+    @cached_property
+    def _bound_params(self) -> np.ndarray:
+        """The parameter rows of a bound context, built once."""
+        return kernel_bound.param_rows(self.formats, self.roundings,
+                                       native=self.trial in NATIVE_FLOATS)
 
     @cached_property
     def _float_params(self) -> np.ndarray:
@@ -349,7 +363,8 @@ class KernelPrecision:
         variables in ``raise`` mode that overflowed.  Of a bound run: ``{variable: elements
         whose bound became infinite there}`` (nothing logged)."""
         if self.kind == "bound":
-            return dict(zip(self.spec.names, ctx[1].sum(axis=0).tolist()))
+            counts = ctx[1][:, kernel_bound.DECISION_COLUMNS:].sum(axis=0).tolist()
+            return dict(zip(self.spec.names, counts))
         if self.kind != "formats":
             return {}
         n = len(self.formats)

@@ -14,9 +14,9 @@ def assert_within_bound(spec, kernel, inputs: dict, outputs, precision, *,
     (:func:`~fixedqmc.numerics.bound_run.bound_kernel`, same arguments) and fail with an
     ``AssertionError`` naming the output variable, the worst element, its inputs, error and
     bound if a measured error exceeds its bound, or (unless ``allow_unbounded``) if a bound
-    is infinite (the trial may overflow a format, divide by an interval holding 0 or take
-    the root of a negative operand: the message names the variables where it became
-    infinite).  Returns the :class:`~fixedqmc.numerics.bound_run.KernelBound`."""
+    is infinite (the trial may overflow a format, divide by an interval holding 0, take the
+    root of a negative operand or decide a comparison otherwise: the message names the
+    variables where it became infinite and the number of ambiguous decisions).  Returns the :class:`~fixedqmc.numerics.bound_run.KernelBound`."""
     res = bound_kernel(spec, kernel, inputs, outputs, precision, constants=constants,
                        ranges=ranges, seed=seed)
 
@@ -38,6 +38,8 @@ def assert_within_bound(spec, kernel, inputs: dict, outputs, precision, *,
             raise AssertionError(
                 f"{spec.name}.{k} at {precision}: the bound is infinite for {inf.size} "
                 f"element(s), first {inf[0]} ({where(inf[0])}); it became infinite at "
-                f"{at or 'an input'} (a format may overflow, a divisor's interval holds 0 "
-                "or a root's operand may be negative)")
+                f"{at or 'no variable'} (a format may overflow, a divisor's interval holds "
+                "0 or a root's operand may be negative) and after "
+                f"{res.ambiguous} ambiguous decision(s) (comparisons or floors the trial "
+                "may take otherwise)")
     return res

@@ -18,6 +18,7 @@ from numba import njit
 from numba.extending import intrinsic, overload
 
 from fixedqmc.numerics import float_ops as FO
+from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
@@ -30,7 +31,7 @@ from fixedqmc.numerics.kernel_core import (count_event, emit_result, float_from_
                                            is_fixed_context, is_quiet_context,
                                            is_runtime_context, operation_stub, record_range,
                                            runtime_convert, runtime_float_into, runtime_format,
-                                           runtime_value, no_bound_form)
+                                           runtime_value, is_bound_context)
 
 acc_zero, acc_add, acc_value, acc_fits = map(operation_stub, ("acc_zero", "acc_add",
                                                               "acc_value", "acc_fits"))
@@ -72,7 +73,8 @@ _W0 = (np.uint64(0), np.uint64(0), np.uint64(0))
 
 @overload(acc_zero, prefer_literal=True, inline="always")
 def _acc_zero(e, v):
-    no_bound_form(e, "acc_zero")
+    if is_bound_context(e):
+        return lambda e, v: KB.acc_zero()
     if is_float_format_context(e):
         return lambda e, v: 0.0
     if not is_fixed_context(e):
@@ -96,7 +98,8 @@ def _acc_fits(e, v, n):
 
 @overload(acc_add, prefer_literal=True, inline="always")
 def _acc_add(e, acc, x, v):
-    no_bound_form(e, "acc_add")
+    if is_bound_context(e):
+        return lambda e, acc, x, v: KB.acc_add(e, acc, x, v)
     if is_float_format_context(e):  # the term rounded into v, then the sum rounded
         return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), v), v)
     if not is_fixed_context(e):
@@ -131,7 +134,8 @@ def _acc_add(e, acc, x, v):
 
 @overload(acc_value, prefer_literal=True, inline="always")
 def _acc_value(e, acc, v):
-    no_bound_form(e, "acc_value")
+    if is_bound_context(e):
+        return lambda e, acc, v: KB.acc_value(e, acc, v)
     if not is_fixed_context(e):
         return lambda e, acc, v: acc
     if is_runtime_context(e):
@@ -165,7 +169,8 @@ def _acc_value(e, acc, v):
 # in order and vectorises; run-time formats: the limbs and the float64 shadow sum).
 @overload(acc_array, prefer_literal=True)
 def _acc_array(e, n, v):
-    no_bound_form(e, "acc_array")
+    if is_bound_context(e):  # a row (v, r, bt, bs, asum, n) per sum (kernel_bound.acc_zero)
+        return lambda e, n, v: np.zeros((n, 6), np.float64)
     if is_float_format_context(e):
         return lambda e, n, v: np.zeros(n, np.float64)
     if not is_fixed_context(e):
@@ -198,6 +203,9 @@ def _acc_array_clear(e, buf):
 @overload(_acc_get, inline="always")
 def _ol_acc_get(e, buf, k):
     """Accumulator k of ``buf`` as the value :func:`acc_add` takes."""
+    if is_bound_context(e):
+        return lambda e, buf, k: (buf[k, 0], buf[k, 1], buf[k, 2], buf[k, 3], buf[k, 4],
+                                  buf[k, 5])
     if not is_fixed_context(e):
         return lambda e, buf, k: buf[k]
     if is_quiet_context(e):
@@ -210,7 +218,10 @@ def _ol_acc_get(e, buf, k):
 @overload(_acc_put, inline="always")
 def _ol_acc_put(e, buf, k, acc):
     """Accumulator k of ``buf`` set to ``acc``."""
-    if not is_fixed_context(e):
+    if is_bound_context(e):
+        def put(e, buf, k, acc):
+            buf[k, 0], buf[k, 1], buf[k, 2], buf[k, 3], buf[k, 4], buf[k, 5] = acc
+    elif not is_fixed_context(e):
         def put(e, buf, k, acc):
             buf[k] = acc
     elif is_quiet_context(e):

@@ -68,8 +68,8 @@ from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.numerics.transcendental import EXP_DL, EXP_STATIC
 
 #: float64s per variable in a bound context's parameter array
-PARAM_COLUMNS = 7
-_Q, _U, _ETA, _LO, _HI, _EXP0, _EXP1 = range(PARAM_COLUMNS)
+PARAM_COLUMNS = 8
+_Q, _U, _ETA, _LO, _HI, _FN0, _EXP1, _ANY_ORDER = range(PARAM_COLUMNS)
 #: event-row columns before the per-variable ones: the last element with an ambiguous
 #: decision (its index + 1) and the number of ambiguous decisions
 DECISION_COLUMNS = 2
@@ -87,15 +87,18 @@ def _inward(x: Fraction) -> float:
     return float(np.nextafter(f, 0.0)) if abs(Fraction(f)) > abs(x) else f
 
 
-def exp_terms(fmt, native: bool) -> tuple:
-    """``(c0, c1)``: the trial's ``exp`` into ``fmt`` before its rounding into it errs by at
-    most ``e**t expm1(c0 + c1 |t|)`` at its operand t: the fixed-point LUT exponential
-    (``transcendental.exp_bound``: ``c0 = 2**-60``, ``c1 = ln 2 |L - log2 e|``); float64's
-    ``exp64`` (1 ulp, ``2**-52``) for float formats, float64 itself included; a float32
-    kernel's own ``exp32`` (``native``: 1 ulp of float32, ``2**-23``)."""
+def function_terms(fmt, native: bool) -> tuple:
+    """``(c0, c1, any_order)`` of the trial's functions into ``fmt``: its ``exp`` before the
+    rounding into ``fmt`` errs by at most ``e**t expm1(c0 + c1 |t|)`` at its operand t, the
+    fixed-point LUT exponential (``transcendental.exp_bound``: ``c0 = 2**-60``, ``c1 = ln 2
+    |L - log2 e|``) or a float one (``c0`` 1 ulp of the type computing it, ``c1 = 0``:
+    float64's ``exp64`` for float formats, float64 itself included, a float32 kernel's own
+    ``exp32``, ``native``), and a float ``rsqrt`` (two roundings in that type) by ``c0``
+    relative; ``any_order`` 1 for a float kernel in the machine's arithmetic, whose
+    accumulators may add their terms in any order (``_radd``), else 0."""
     if isinstance(fmt, QFormat):
-        return (EXP_STATIC, math.log(2) * EXP_DL)
-    return (2.0 ** -23 if native and fmt.man_bits == 23 else 2.0 ** -52, 0.0)
+        return (EXP_STATIC, math.log(2) * EXP_DL, 0.0)
+    return (2.0 ** -23 if native and fmt.man_bits == 23 else 2.0 ** -52, 0.0, float(native))
 
 
 def rounding_terms(fmt, rounding: str) -> tuple:
@@ -117,7 +120,7 @@ def param_rows(formats, roundings, native: bool = False) -> np.ndarray:
     """The parameter array ``(n, PARAM_COLUMNS)`` float64 of a bound context: the trial's
     ``formats`` and their ``roundings`` (``native``: a float kernel in the machine's
     arithmetic, whose ``exp`` is its own type's)."""
-    return np.array([rounding_terms(f, r) + exp_terms(f, native)
+    return np.array([rounding_terms(f, r) + function_terms(f, native)
                      for f, r in zip(formats, roundings)],
                     np.float64).reshape(len(formats), PARAM_COLUMNS)
 
@@ -134,6 +137,23 @@ def result(e, v, val, r, b):
     format adds its rounding error to ``b``.  Rounding is monotone and v's range ends are
     values of v, so the result can leave the range only if S can: then ``b`` is infinite
     (an event of v, counted where a finite bound ends; NaN bounds are infinite)."""
+    val, r, b = in_range(e, v, val, r, b)
+    if not b < np.inf:
+        return (val, r, b)
+    return (val, r, (b + _err(e, v, abs(val) + (r + b) * _UP) * _UP) * _UP)
+
+
+@njit(nogil=True, inline="always")
+def _err(e, v, s):
+    """The largest error of a rounding into v of an exact value of magnitude <= s."""
+    return _p(e, v, _Q) + _p(e, v, _U) * (s * _UP) + _p(e, v, _ETA)
+
+
+@njit(nogil=True)
+def in_range(e, v, val, r, b):
+    """``(val, r, b)`` when the trial's value, within ``r + b`` of ``val``, lies in v's
+    range; else with ``b`` infinite (an event of v where a finite bound ends; NaN bounds
+    are infinite)."""
     r = r if r < np.inf else np.inf
     if not b < np.inf:
         return (val, r, np.inf)
@@ -141,8 +161,7 @@ def result(e, v, val, r, b):
     if not (val + d) * _UP <= _p(e, v, _HI) or not (d - val) * _UP <= -_p(e, v, _LO):
         bump(e[1], DECISION_COLUMNS + v)
         return (val, r, np.inf)
-    err = _p(e, v, _Q) + _p(e, v, _U) * ((abs(val) + d) * _UP) + _p(e, v, _ETA)
-    return (val, r, (b + err * _UP) * _UP)
+    return (val, r, b)
 
 
 @njit(nogil=True, inline="always")
@@ -222,6 +241,68 @@ def sqrt(e, x, v):
 
 
 @njit(nogil=True)
+def rsqrt(e, x, v):
+    """1 / sqrt(x): the operand's distance through the largest slope ``t**-1.5 / 2`` over
+    its interval; a float trial's two roundings (``c0`` relative) besides v's rounding;
+    unbounded (an event of v) if the interval reaches 0."""
+    s = 1.0 / np.sqrt(x[0]) if x[0] > 0.0 else 0.0
+    xl = (x[0] - x[1] * _UP) * _DOWN  # <= X_x
+    tl = (xl - x[2] * _UP) * _DOWN  # <= T_x
+    if not (xl > 0.0 and tl > 0.0):
+        if x[2] < np.inf:
+            bump(e[1], DECISION_COLUMNS + v)
+        return (s, np.inf, np.inf)
+    r = _own(s, x[1] / (2.0 * xl * np.sqrt(xl) * _DOWN) * _UP + 2.0 ** -53 * s)
+    fn = 0.0 if _p(e, v, _Q) > 0.0 else _p(e, v, _FN0)  # fixed: correctly rounded
+    b = (x[2] / (2.0 * tl * np.sqrt(tl) * _DOWN) * _UP
+         + fn * (1.0 / np.sqrt(tl) * _UP)) * _UP
+    return result(e, v, s, r, b)
+
+
+# ---------------------------------------------------------------------- accumulators --
+@njit(nogil=True, inline="always")
+def acc_zero():
+    """An empty sum ``(v, r, bt, bs, asum, n)``: the float64 sum and its bound, the trial's
+    term bound (operand bounds plus each term's rounding into the sum variable), its
+    partial sums' roundings (float formats: in the kernel's order), a bound on the sum of
+    the trial's |terms| and the number of terms."""
+    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit(nogil=True)
+def acc_add(e, acc, x, v):
+    """The term x rounded once into v (its error ``q + u |x| + eta``), then added: exactly
+    (fixed point: ``q > 0``, ``u = 0``) or with a rounding of the partial sum (float
+    formats; a partial sum that may leave v's range makes the sum unbounded)."""
+    mag = (abs(x[0]) + (x[1] + x[2]) * _UP) * _UP  # >= |T_x|, |X_x|
+    et = _err(e, v, mag)
+    s = acc[0] + x[0]
+    r = _own(s, acc[1] + x[1])
+    bt = (acc[2] + x[2] + et) * _UP
+    partial = (abs(s) + (r + bt + acc[3]) * _UP) * _UP  # >= |partial sum of the trial|
+    bs = (acc[3] + (_p(e, v, _U) * partial + _p(e, v, _ETA)) * _UP) * _UP
+    if not partial <= _p(e, v, _HI) or not partial <= -_p(e, v, _LO):
+        if _p(e, v, _U) > 0.0 and bs < np.inf:  # a float partial sum may overflow
+            bump(e[1], DECISION_COLUMNS + v)
+            bs = np.inf
+    return (s, r, bt, bs, (acc[4] + mag + et) * _UP, acc[5] + 1.0)
+
+
+@njit(nogil=True)
+def acc_value(e, acc, v):
+    """The sum as a value of v: the terms' bound plus the partial sums' roundings, in the
+    kernel's order, or (a float kernel in the machine's arithmetic, which may reassociate)
+    in any order, ``gamma_(n-1) sum |t|``; then v's range (no further rounding)."""
+    if _p(e, v, _ANY_ORDER) > 0.0:
+        k = max(acc[5] - 1.0, 0.0) * _p(e, v, _U)
+        sums = (k / (1.0 - k) * _UP * acc[4] + acc[5] * _p(e, v, _ETA)) * _UP if k < 1.0 \
+            else np.inf
+    else:
+        sums = acc[3]
+    return in_range(e, v, acc[0], acc[1], (acc[2] + sums) * _UP)
+
+
+@njit(nogil=True)
 def abs_(e, x, v):
     return result(e, v, abs(x[0]), x[1], x[2])
 
@@ -245,7 +326,7 @@ def exp(e, x, v):
     y = exp64(x[0])
     top = x[0] + (x[1] + x[2]) * _UP  # >= T_x, X_x
     big = np.exp(top) * _UP  # >= e**T_x, e**X_x
-    rel = _p(e, v, _EXP0) + _p(e, v, _EXP1) * ((abs(x[0]) + (x[1] + x[2]) * _UP) * _UP)
+    rel = _p(e, v, _FN0) + _p(e, v, _EXP1) * ((abs(x[0]) + (x[1] + x[2]) * _UP) * _UP)
     rel = np.expm1(rel * _UP) * _UP
     r = (np.exp(x[0] + x[1] * _UP) * _UP * np.expm1(x[1] * _UP) * _UP
          + 2.0 ** -52 * abs(y) + 2.0 ** -1070) * _UP

@@ -98,7 +98,7 @@ _BINARY = {
     "maximum": (X.max_raw, lambda dt: lambda x, y: max(x, y)),
 }
 #: the operations with a bound-context form (:mod:`~fixedqmc.numerics.kernel_bound`)
-_BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "div": KB.div, "abs_": KB.abs_,
+_BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "rsqrt": KB.rsqrt, "div": KB.div, "abs_": KB.abs_,
           "minimum": KB.minimum, "maximum": KB.maximum, "exp": KB.exp, "floor": KB.floor}
 _SQRT = list(_UNARY).index("sqrt")
 _DIV = list(_BINARY).index("div")

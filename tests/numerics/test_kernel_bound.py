@@ -16,11 +16,13 @@ from numba import njit
 
 import fixedqmc
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.numerics.kernel import (KernelSpec, Variable, add, at, chunk, chunk_bounds,
+from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array,
+                                      acc_array_add, acc_array_clear, acc_array_value,
+                                      acc_value, acc_zero, add, at, chunk, chunk_bounds,
                                       const, less, load, mul, n_chunks, store, sub)
 from fixedqmc.numerics.kernel_bound import rounding_terms
 from fixedqmc.numerics.kernel_ops import (abs_, cos, div, exp, floor, maximum, minimum, recip,
-                                          select, sqrt)
+                                          rsqrt, select, sqrt)
 from fixedqmc.numerics.polynomial import QUADRATIC, quadratic_kernel
 from fixedqmc.testing.strategies import kernel_arrays, precision_specs, precisions
 
@@ -252,6 +254,79 @@ def test_an_ambiguous_comparison_unbounds_the_element_after_it():
     with pytest.raises(AssertionError, match="2 ambiguous decision"):
         fixedqmc.testing.assert_within_bound(PIECES, pieces_kernel, {"x": x, "y": y},
                                              PIECE_OUTPUTS, "fixed:24")
+
+
+SUMS = KernelSpec("sums", (
+    Variable("x", -2.0, 2.0), Variable("y", 0.25, 4.0), Variable("c", -1.0, 1.0),
+    Variable("t", -2.0, 2.0), Variable("s", -32.0, 32.0), Variable("arr", -12.0, 12.0),
+    Variable("rs", 0.5, 2.0),
+))
+N_TERMS = 16
+
+
+@njit
+def sums_kernel(ctx, x, y, c, s_out, a_out, rs_out):
+    """s = sum_j x c_j (one accumulator), a = sum of the terms j = 0 mod 3 (accumulator 0
+    of an array of three), rs = 1 / sqrt(y)."""
+    n = x.size
+    for k in range(n_chunks(ctx, n)):
+        cc = chunk(ctx, k)
+        buf = acc_array(cc, 3, 5)
+        lo, hi = chunk_bounds(ctx, n, k)
+        for i in range(lo, hi):
+            e = at(cc, i)
+            acc_array_clear(e, buf)
+            xi = load(e, x[i], 0)
+            acc = acc_zero(e, 4)
+            for j in range(N_TERMS):
+                t = mul(e, xi, const(e, c[j], 2), 3)
+                acc = acc_add(e, acc, t, 4)
+                acc_array_add(e, buf, j % 3, t, 5)
+            s_out[i] = store(e, acc_value(e, acc, 4))
+            a_out[i] = store(e, acc_array_value(e, buf, 0, 5))
+            rs_out[i] = store(e, rsqrt(e, load(e, y[i], 1), 6))
+
+
+SUM_CONSTANTS = np.linspace(-1.0, 1.0, N_TERMS) / 3.0  # not on a binary grid
+
+
+def _rsqrt_within(t: float, b: float, y: float) -> bool:
+    """|t - 1/sqrt(y)| <= b, decided exactly (squares)."""
+    if not np.isfinite(b):
+        return True
+    lo, hi, fy = Fraction(t) - Fraction(b), Fraction(t) + Fraction(b), Fraction(y)
+    return hi > 0 and hi * hi * fy >= 1 and (lo <= 0 or lo * lo * fy <= 1)
+
+
+@settings(max_examples=30)
+@given(spec=precision_specs({"sums": SUMS}, overflows=("saturate", "wrap")),
+       arrays=kernel_arrays(SUMS, st.integers(1, 30), names=("x", "y")))
+def test_accumulators_and_rsqrt_stay_within_their_bounds(spec, arrays):
+    """A sum of 16 products (scalar accumulator and accumulator array: each term rounded
+    into the sum variable, then added exactly in fixed point or rounded partial sums in
+    float formats, in any order in a float kernel) and rsqrt against exact values."""
+    try:
+        res = fixedqmc.bound_kernel(SUMS, sums_kernel, arrays, ("s", "arr", "rs"), spec,
+                                    constants=(SUM_CONSTANTS,))
+    except FixedQMCError:
+        return
+    cs = [Fraction(float(c)) for c in SUM_CONSTANTS]
+    for i, (x, y) in enumerate(zip(arrays["x"].tolist(), arrays["y"].tolist())):
+        terms = [Fraction(x) * c for c in cs]
+        assert _within(res.trial["s"][i], res.bound["s"][i], sum(terms)), i
+        assert _within(res.trial["arr"][i], res.bound["arr"][i], sum(terms[::3])), i
+        assert _rsqrt_within(res.trial["rs"][i], res.bound["rs"][i], y), i
+    for name in ("s", "arr", "rs"):
+        assert (res.error[name] <= res.bound[name]).all(), name
+
+
+@pytest.mark.parametrize("spec", ["float32", "fixed:18:floor", "bfloat16,sums.s=float32",
+                                  "float:e8m12,sums.s=float:e5m4:toward_zero"])
+def test_sums_hold_their_bounds_on_many_elements(spec):
+    rng = np.random.default_rng(5)
+    arrays = {"x": rng.uniform(-2, 2, 20_000), "y": rng.uniform(0.25, 4, 20_000)}
+    fixedqmc.testing.assert_within_bound(SUMS, sums_kernel, arrays, ("s", "arr", "rs"), spec,
+                                         constants=(SUM_CONSTANTS,))
 
 
 @njit

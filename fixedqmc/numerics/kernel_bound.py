@@ -65,11 +65,11 @@ from numba import njit
 from fixedqmc.numerics.float_exp import exp64
 from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek, poke
 from fixedqmc.numerics.qformat import QFormat
-from fixedqmc.numerics.transcendental import EXP_DL, EXP_STATIC
+from fixedqmc.numerics.transcendental import EXP_DL, EXP_STATIC, TRIG_ABS_ERROR, TRIG_DI
 
 #: float64s per variable in a bound context's parameter array
-PARAM_COLUMNS = 8
-_Q, _U, _ETA, _LO, _HI, _FN0, _EXP1, _ANY_ORDER = range(PARAM_COLUMNS)
+PARAM_COLUMNS = 11
+_Q, _U, _ETA, _LO, _HI, _FN0, _EXP1, _ANY_ORDER, _TURN, _RAD0, _RAD1 = range(PARAM_COLUMNS)
 #: event-row columns before the per-variable ones: the last element with an ambiguous
 #: decision (its index + 1) and the number of ambiguous decisions
 DECISION_COLUMNS = 2
@@ -95,10 +95,17 @@ def function_terms(fmt, native: bool) -> tuple:
     float64's ``exp64`` for float formats, float64 itself included, a float32 kernel's own
     ``exp32``, ``native``), and a float ``rsqrt`` (two roundings in that type) by ``c0``
     relative; ``any_order`` 1 for a float kernel in the machine's arithmetic, whose
-    accumulators may add their terms in any order (``_radd``), else 0."""
+    accumulators may add their terms in any order (``_radd``), else 0; then ``(turn, rad0,
+    rad1)``: ``cos_turns``/``sin_turns`` err by at most ``turn`` and ``cos``/``sin`` by
+    ``rad0 + rad1 |t|`` before the rounding: in fixed point the quarter-wave table's
+    ``2**-59`` and ``transcendental.trig_radians_bound``; a float trial's ``cos(2 pi (t -
+    rint(t)))`` by ``(pi + 1) c0`` (the argument's two roundings at ``|2 pi t| <= pi``, one
+    ulp of the cosine) and its ``cos(t)`` by ``c0`` (one ulp)."""
     if isinstance(fmt, QFormat):
-        return (EXP_STATIC, math.log(2) * EXP_DL, 0.0)
-    return (2.0 ** -23 if native and fmt.man_bits == 23 else 2.0 ** -52, 0.0, float(native))
+        return (EXP_STATIC, math.log(2) * EXP_DL, 0.0, TRIG_ABS_ERROR,
+                TRIG_ABS_ERROR + 2 * math.pi * 2.0 ** -64, 2 * math.pi * TRIG_DI)
+    c0 = 2.0 ** -23 if native and fmt.man_bits == 23 else 2.0 ** -52
+    return (c0, 0.0, float(native), (math.pi + 1.0) * c0 * _UP, c0, 0.0)
 
 
 def rounding_terms(fmt, rounding: str) -> tuple:
@@ -332,6 +339,43 @@ def exp(e, x, v):
          + 2.0 ** -52 * abs(y) + 2.0 ** -1070) * _UP
     b = big * ((np.expm1(x[2] * _UP) * _UP + rel) * _UP)
     return result(e, v, y, r, b)
+
+
+_TWO_PI = 2.0 * np.pi
+
+
+@njit(nogil=True, inline="always")
+def _trig(e, x, v, val, slope, fn):
+    """A cosine or sine value ``val`` of x: the operand's distance times the largest slope
+    (``slope``: 2 pi in turns, 1 in radians; never above 2), the trial's own error ``fn``,
+    float64's (the turn form: the argument's two roundings, one ulp)."""
+    r = (min(slope * x[1] * _UP, 2.0) + (np.pi + 1.0) * 2.0 ** -52) * _UP
+    b = (min(slope * x[2] * _UP, 2.0) + fn) * _UP
+    return result(e, v, val, r, b)
+
+
+@njit(nogil=True)
+def cos_turns(e, x, v):
+    t = x[0] - np.rint(x[0])
+    return _trig(e, x, v, np.cos(_TWO_PI * t), _TWO_PI * _UP, _p(e, v, _TURN))
+
+
+@njit(nogil=True)
+def sin_turns(e, x, v):
+    t = x[0] - np.rint(x[0])
+    return _trig(e, x, v, np.sin(_TWO_PI * t), _TWO_PI * _UP, _p(e, v, _TURN))
+
+
+@njit(nogil=True)
+def cos(e, x, v):
+    fn = _p(e, v, _RAD0) + _p(e, v, _RAD1) * ((abs(x[0]) + (x[1] + x[2]) * _UP) * _UP)
+    return _trig(e, x, v, np.cos(x[0]), 1.0, fn)
+
+
+@njit(nogil=True)
+def sin(e, x, v):
+    fn = _p(e, v, _RAD0) + _p(e, v, _RAD1) * ((abs(x[0]) + (x[1] + x[2]) * _UP) * _UP)
+    return _trig(e, x, v, np.sin(x[0]), 1.0, fn)
 
 
 @njit(nogil=True, inline="always")

@@ -88,7 +88,8 @@ from fixedqmc.numerics.modes import STOCHASTIC
 
 #: the operations a bound context implements (:mod:`fixedqmc.numerics.kernel_bound`)
 BOUND_OPERATIONS = ("load", "const", "add", "sub", "mul", "div", "recip", "sqrt", "rsqrt",
-                    "abs_", "minimum", "maximum", "exp", "floor", "less", "select",
+                    "abs_", "minimum", "maximum", "exp", "cos_turns", "sin_turns", "cos",
+                    "sin", "floor", "less", "select",
                     "acc_zero", "acc_add", "acc_value", "acc_array", "acc_array_clear",
                     "acc_array_add", "acc_array_value", "convert", "store")
 

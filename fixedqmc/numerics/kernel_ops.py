@@ -99,7 +99,8 @@ _BINARY = {
 }
 #: the operations with a bound-context form (:mod:`~fixedqmc.numerics.kernel_bound`)
 _BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "rsqrt": KB.rsqrt, "div": KB.div, "abs_": KB.abs_,
-          "minimum": KB.minimum, "maximum": KB.maximum, "exp": KB.exp, "floor": KB.floor}
+          "minimum": KB.minimum, "maximum": KB.maximum, "exp": KB.exp, "floor": KB.floor,
+          "cos_turns": KB.cos_turns, "sin_turns": KB.sin_turns, "cos": KB.cos, "sin": KB.sin}
 _SQRT = list(_UNARY).index("sqrt")
 _DIV = list(_BINARY).index("div")
 assert list(_UNARY)[:2] == ["recip", "sqrt"]  # _rt_unary's exact float-format cases

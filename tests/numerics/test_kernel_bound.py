@@ -21,8 +21,9 @@ from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array,
                                       acc_value, acc_zero, add, at, chunk, chunk_bounds,
                                       const, less, load, mul, n_chunks, store, sub)
 from fixedqmc.numerics.kernel_bound import rounding_terms
-from fixedqmc.numerics.kernel_ops import (abs_, cos, div, exp, floor, maximum, minimum, recip,
-                                          rsqrt, select, sqrt)
+from fixedqmc.numerics.kernel_ops import (abs_, cos, cos_turns, div, exp, floor, maximum,
+                                          minimum, recip, round_int, rsqrt, select, sin,
+                                          sin_turns, sqrt)
 from fixedqmc.numerics.polynomial import QUADRATIC, quadratic_kernel
 from fixedqmc.testing.strategies import kernel_arrays, precision_specs, precisions
 
@@ -329,16 +330,86 @@ def test_sums_hold_their_bounds_on_many_elements(spec):
                                          constants=(SUM_CONSTANTS,))
 
 
+TRIG = KernelSpec("trig", (
+    Variable("x", -2.0, 2.0), Variable("ct", -1.0, 1.0), Variable("st", -1.0, 1.0),
+    Variable("cr", -1.0, 1.0), Variable("sr", -1.0, 1.0),
+))
+TRIG_OUTPUTS = ("ct", "st", "cr", "sr")
+
+
 @njit
-def cos_kernel(ctx, x, out):
+def trig_kernel(ctx, x, ct_out, st_out, cr_out, sr_out):
+    """cos(2 pi x), sin(2 pi x) (turns), cos x, sin x."""
+    n = x.size
+    for k in range(n_chunks(ctx, n)):
+        cc = chunk(ctx, k)
+        lo, hi = chunk_bounds(ctx, n, k)
+        for i in range(lo, hi):
+            e = at(cc, i)
+            xi = load(e, x[i], 0)
+            ct_out[i] = store(e, cos_turns(e, xi, 1))
+            st_out[i] = store(e, sin_turns(e, xi, 2))
+            cr_out[i] = store(e, cos(e, xi, 3))
+            sr_out[i] = store(e, sin(e, xi, 4))
+
+
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781")
+
+
+def _cos_sin(a: Decimal) -> tuple:
+    """cos a, sin a to about 60 digits (Taylor series, |a| <= 13)."""
+    c, s, term, k = Decimal(0), Decimal(0), Decimal(1), 0
+    while k < 120:
+        if k % 4 == 0:
+            c += term
+        elif k % 4 == 1:
+            s += term
+        elif k % 4 == 2:
+            c -= term
+        else:
+            s -= term
+        k += 1
+        term = term * a / k
+    return c, s
+
+
+@settings(max_examples=30)
+@given(spec=precision_specs({"trig": TRIG}, overflows=("saturate",)),
+       arrays=kernel_arrays(TRIG, st.integers(1, 30), names=("x",)))
+def test_cosines_and_sines_stay_within_their_bounds(spec, arrays):
+    try:
+        res = fixedqmc.bound_kernel(TRIG, trig_kernel, arrays, TRIG_OUTPUTS, spec)
+    except FixedQMCError:
+        return
+    with localcontext() as ctx:
+        ctx.prec = 70
+        for i, x in enumerate(arrays["x"].tolist()):
+            exact = dict(zip(TRIG_OUTPUTS, _cos_sin(2 * _PI * Decimal(x)) + _cos_sin(Decimal(x))))
+            for name, value in exact.items():
+                b = res.bound[name][i]
+                if np.isfinite(b):
+                    gap = abs(Decimal(res.trial[name][i]) - value)
+                    assert gap <= Decimal(b) + Decimal(10) ** -55, (name, i, gap, b)
+    for name in TRIG_OUTPUTS:
+        assert (res.error[name] <= res.bound[name]).all(), name
+
+
+@pytest.mark.parametrize("spec", ["fixed:20:floor", "float32", "bfloat16", "fixed:60"])
+def test_trig_holds_its_bounds_on_many_elements(spec):
+    x = np.random.default_rng(2).uniform(-2, 2, 20_000)
+    fixedqmc.testing.assert_within_bound(TRIG, trig_kernel, {"x": x}, TRIG_OUTPUTS, spec)
+
+
+@njit
+def round_kernel(ctx, x, out):
     e = at(chunk(ctx, 0), 0)
-    out[0] = store(e, cos(e, load(e, x[0], 0), 1))
+    out[0] = store(e, round_int(e, load(e, x[0], 0), 1))
 
 
 def test_an_operation_without_a_bound_form_is_refused_by_name():
     spec = KernelSpec("e", (Variable("x", -1, 1), Variable("y", -1, 1)))
-    with pytest.raises(Exception, match="cos: no error-bound form"):
-        fixedqmc.bound_kernel(spec, cos_kernel, {"x": np.zeros(1)}, "y", "fixed:24")
+    with pytest.raises(Exception, match="round_int: no error-bound form"):
+        fixedqmc.bound_kernel(spec, round_kernel, {"x": np.zeros(1)}, "y", "fixed:24")
 
 
 def test_bad_input_is_refused_before_any_work():

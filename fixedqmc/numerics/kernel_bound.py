@@ -44,9 +44,9 @@ computed in float64 and inflated by ``1 + 2**-50`` per step, which covers its ow
 Context ``(params, events, seed, Bounds())``: ``params`` ``(n, PARAM_COLUMNS)`` float64 rows
 ``(q, u, eta, lo, hi)`` of the trial formats (lo, hi: the format's range); a chunk context
 ``(params address, event row address, seed, 0, Bounds())``, an element context the same
-with the element index.  Operations: :data:`~fixedqmc.numerics.kernel_core.BOUND_OPERATIONS`.
+with the element index.  Every kernel operation has its bound form here.
 
-Decisions (``less``, the cell of ``floor``) are taken on the float64 values; one that the
+Decisions (``less``, the cells of ``floor`` and ``round_int``, the table bins) are taken on the float64 values; one that the
 trial or the exact arithmetic may take otherwise (the operands' intervals overlap the
 decision's boundary) is *ambiguous*: it is counted, and every output the element stores
 after it is unbounded (the trial may have run other code).  A chunk's event row starts with
@@ -64,12 +64,14 @@ from numba import njit
 
 from fixedqmc.numerics.float_exp import exp64
 from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek, poke
+from fixedqmc.numerics.modes import FLOOR, HALF_EVEN, STOCHASTIC, ZERO, rounding_code
 from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.numerics.transcendental import EXP_DL, EXP_STATIC, TRIG_ABS_ERROR, TRIG_DI
 
 #: float64s per variable in a bound context's parameter array
-PARAM_COLUMNS = 11
-_Q, _U, _ETA, _LO, _HI, _FN0, _EXP1, _ANY_ORDER, _TURN, _RAD0, _RAD1 = range(PARAM_COLUMNS)
+PARAM_COLUMNS = 12
+(_Q, _U, _ETA, _LO, _HI, _FN0, _EXP1, _ANY_ORDER, _TURN, _RAD0, _RAD1,
+ _MODE) = range(PARAM_COLUMNS)
 #: event-row columns before the per-variable ones: the last element with an ambiguous
 #: decision (its index + 1) and the number of ambiguous decisions
 DECISION_COLUMNS = 2
@@ -79,6 +81,7 @@ _DOWN = 1.0 - 2.0 ** -50
 _U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
 _NEAREST_FIXED = ("half_up", "half_away", "half_even")
 _NEAREST_FLOAT = ("nearest_even", "nearest_away")
+_ONE_BELOW = float(np.nextafter(1.0, 0.0))
 
 
 def _inward(x: Fraction) -> float:
@@ -123,11 +126,17 @@ def rounding_terms(fmt, rounding: str) -> tuple:
     return (0.0, 2.0 ** -(fmt.man_bits + nearest), eta, -top, top)
 
 
+def integer_mode(fmt, rounding: str) -> tuple:
+    """``(mode,)``: how the trial's ``round_int`` into ``fmt`` rounds, a fixed-point rounding
+    code (:mod:`~fixedqmc.numerics.modes`); float trials round to nearest even (``rint``)."""
+    return (float(rounding_code(rounding) if isinstance(fmt, QFormat) else HALF_EVEN),)
+
+
 def param_rows(formats, roundings, native: bool = False) -> np.ndarray:
     """The parameter array ``(n, PARAM_COLUMNS)`` float64 of a bound context: the trial's
     ``formats`` and their ``roundings`` (``native``: a float kernel in the machine's
     arithmetic, whose ``exp`` is its own type's)."""
-    return np.array([rounding_terms(f, r) + function_terms(f, native)
+    return np.array([rounding_terms(f, r) + function_terms(f, native) + integer_mode(f, r)
                      for f, r in zip(formats, roundings)],
                     np.float64).reshape(len(formats), PARAM_COLUMNS)
 
@@ -404,6 +413,83 @@ def floor(e, x, v):
     d = (x[1] + x[2]) * _UP
     decide(e, not (x[0] - d >= f and x[0] + d < f + 1.0))
     return result(e, v, f, 0.0, 0.0)
+
+
+@njit(nogil=True)
+def round_int(e, x, v):
+    """x rounded to an integer the way v's trial rounds it (nearest modes, floor, toward
+    zero; stochastic: random unless x is an integer): exact when the operand's intervals
+    lie in one rounding cell, else an ambiguous decision."""
+    mode = _p(e, v, _MODE)
+    d = (x[1] + x[2]) * _UP * _UP
+    a = x[0]
+    if mode == FLOOR or (mode == ZERO and a - d >= 0.0):
+        k = np.floor(a)
+        ok = a - k > d and k + 1.0 - a > d or (d == 0.0)
+    elif mode == ZERO and a + d <= 0.0:
+        k = np.ceil(a)
+        ok = k - a > d and a - (k - 1.0) > d or (d == 0.0)
+    elif mode == ZERO:  # the intervals hold 0: the integer is 0 if they lie in (-1, 1)
+        k = 0.0
+        ok = abs(a) + d < 1.0
+    elif mode == STOCHASTIC:
+        k = np.rint(a)
+        ok = d == 0.0 and k == a
+    else:  # the nearest modes: the cell (k - 1/2, k + 1/2), its ends ambiguous
+        k = np.rint(a)
+        ok = abs(a - k) + d < 0.5
+    decide(e, not ok)
+    return result(e, v, k, 0.0, 0.0)
+
+
+@njit(nogil=True, inline="always")
+def _bin(e, t, k, lo, hi, slope, u, vu):
+    """``(k, u)`` of a table bin [lo, hi) of t (lo = -inf for the first bin, where t is
+    clamped to 0 in every format): ambiguous unless t's intervals lie inside (so a t that
+    may reach 1, clamped to the largest value below 1 *of its format*, is ambiguous); u =
+    slope (t - lo) within slope times t's distances."""
+    d = (t[1] + t[2]) * _UP * _UP
+    decide(e, not (t[0] - lo > d and hi - t[0] > d))
+    return k, result(e, vu, u, slope * t[1], slope * t[2])
+
+
+@njit(nogil=True)
+def uniform_bin(e, t, n_bits, vu):
+    """The bin of t among ``2**n_bits`` uniform bins of [0, 1) and its local coordinate
+    (:func:`~fixedqmc.numerics.kernel_lookup.uniform_bin`, decided on the float64 value)."""
+    n = np.float64(np.int64(1) << n_bits)
+    x = min(max(t[0], 0.0), _ONE_BELOW) * n
+    k = np.floor(x)
+    lo = k / n if k > 0.0 else -np.inf
+    hi = (k + 1.0) / n
+    return _bin(e, t, np.int64(k), lo, hi, n, x - k, vu)
+
+
+@njit(nogil=True)
+def log2_bin(e, t, n_seg, bin_bits, vu):
+    """The bin of t in ``n_seg`` power-of-two segments of ``2**bin_bits`` uniform bins and
+    its local coordinate (:func:`~fixedqmc.numerics.kernel_lookup.log2_bin`)."""
+    tc = min(max(t[0], 0.0), _ONE_BELOW)
+    last = n_seg - 1
+    nb = np.float64(np.int64(1) << bin_bits)
+    j = last
+    if tc > 0.0:
+        j = min(int(-np.floor(np.log2(tc))) - 1, last)
+        while j > 0 and tc >= 2.0 ** -j:  # (log2 rounded up at a power of two)
+            j -= 1
+        while j < last and tc < 2.0 ** -(j + 1):
+            j += 1
+    if j < last:
+        base, scale = 2.0 ** -(j + 1), 2.0 ** (j + 1) * nb
+    else:
+        base, scale = 0.0, 2.0 ** last * nb
+    x = (tc - base) * scale  # exact
+    m = np.floor(x)
+    lo = base + m / scale
+    hi = base + (m + 1.0) / scale
+    if j == last and m == 0.0:
+        lo = -np.inf
+    return _bin(e, t, (np.int64(j) << bin_bits) + np.int64(m), lo, hi, scale, x - m, vu)
 
 
 @njit(nogil=True)

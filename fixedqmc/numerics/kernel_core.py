@@ -86,13 +86,6 @@ from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.kernel_types import BoundsType, FloatFormatsType, FormatTableType
 from fixedqmc.numerics.modes import STOCHASTIC
 
-#: the operations a bound context implements (:mod:`fixedqmc.numerics.kernel_bound`)
-BOUND_OPERATIONS = ("load", "const", "add", "sub", "mul", "div", "recip", "sqrt", "rsqrt",
-                    "abs_", "minimum", "maximum", "exp", "cos_turns", "sin_turns", "cos",
-                    "sin", "floor", "less", "select",
-                    "acc_zero", "acc_add", "acc_value", "acc_array", "acc_array_clear",
-                    "acc_array_add", "acc_array_value", "convert", "store")
-
 
 def operation_stub(name):
     """A Python-level stand-in for the operation ``name``; the real implementations are the
@@ -131,13 +124,6 @@ def is_bound_context(ctx) -> bool:
     carrying rigorous error bounds (:mod:`fixedqmc.numerics.kernel_bound`)."""
     return _ends_in(ctx, BoundsType)
 
-
-def no_bound_form(e, name):
-    """Refuse, at typing time, operation ``name`` in a bound context (it has no bound
-    form yet): a clear error instead of a float implementation typed on a tuple."""
-    if is_bound_context(e):
-        raise TypingError(f"{name}: no error-bound form in a bound context; bound contexts "
-                          f"support {', '.join(BOUND_OPERATIONS)}")
 
 
 def format_row(table, v, what):
@@ -409,8 +395,7 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
       ``dt``;
     * float-format contexts: ``float_format_op(e, x, y, v)``, a compiled function of the
       float64 operands (:mod:`~fixedqmc.numerics.kernel_float`);
-    * bound contexts: ``bound_op(e, x, y, v)`` (:mod:`~fixedqmc.numerics.kernel_bound`;
-      None: a typing error naming the operation);
+    * bound contexts: ``bound_op(e, x, y, v)`` (:mod:`~fixedqmc.numerics.kernel_bound`);
     * run-time formats: ``runtime_op(opcode, e, raw x, var x, raw y, var y, v)``, a compiled
       routine returning the raw result word (float64 operands and outputs included);
     * formats compiled in (counting or quiet): ``narrow_op(opcode, (sa, wa, fa), (sb, wb,
@@ -424,8 +409,6 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
 
     def ol(e, x, y, v):
         if is_bound_context(e):
-            if bound_op is None:
-                no_bound_form(e, name)
             return lambda e, x, y, v: bound_op(e, x, y, v)
         if is_float_format_context(e):
             return lambda e, x, y, v: float_format_op(e, x, y, v)

@@ -21,8 +21,7 @@ from fixedqmc.numerics.kernel_core import (count_event, emit_result, flag_of, fl
                                            format_row, is_fixed_context,
                                            is_float_format_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
-                                           runtime_format, runtime_value, no_bound_form,
-                                           is_bound_context)
+                                           runtime_format, runtime_value, is_bound_context)
 
 less, uniform_bin, log2_bin = map(operation_stub, ("less", "uniform_bin", "log2_bin"))
 less.__doc__ = """``less(e, x, y)``: exact ``x < y`` (a bool) of two kernel values, any formats."""
@@ -131,7 +130,10 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
     """The implementation of a bin operation for a context type: float, run-time formats
     or a format table; the two fixed ones call ``core`` on the raw word of t; float formats
     the float64 operation, u rounded once into vu."""
-    no_bound_form(e, name)
+    if is_bound_context(e):
+        if name == "uniform_bin":
+            return lambda e, t, n_bits, vu: KB.uniform_bin(e, t, n_bits, vu)
+        return lambda e, t, n_seg, bin_bits, vu: KB.log2_bin(e, t, n_seg, bin_bits, vu)
     if is_float_format_context(e):
         if name == "uniform_bin":
             def uniform(e, t, n_bits, vu):

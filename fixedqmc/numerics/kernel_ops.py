@@ -47,7 +47,7 @@ from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element
                                            emit_result, flag_of, float_params, float_result,
                                            format_row, is_bound_context, is_fixed_context,
                                            is_float_format_context, is_runtime_context,
-                                           no_bound_form, operation_stub, rounding_bits,
+                                           operation_stub, rounding_bits,
                                            runtime_float_into, runtime_format, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
 
@@ -100,7 +100,8 @@ _BINARY = {
 #: the operations with a bound-context form (:mod:`~fixedqmc.numerics.kernel_bound`)
 _BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "rsqrt": KB.rsqrt, "div": KB.div, "abs_": KB.abs_,
           "minimum": KB.minimum, "maximum": KB.maximum, "exp": KB.exp, "floor": KB.floor,
-          "cos_turns": KB.cos_turns, "sin_turns": KB.sin_turns, "cos": KB.cos, "sin": KB.sin}
+          "cos_turns": KB.cos_turns, "sin_turns": KB.sin_turns, "cos": KB.cos, "sin": KB.sin,
+          "round_int": KB.round_int}
 _SQRT = list(_UNARY).index("sqrt")
 _DIV = list(_BINARY).index("div")
 assert list(_UNARY)[:2] == ["recip", "sqrt"]  # _rt_unary's exact float-format cases
@@ -178,12 +179,10 @@ def _unary_overload(name, opcode, raw_op, float_maker):
         f64 = njit(float_maker(np.float64), nogil=True)
         ff_op = njit(lambda e, x, v: KF.round_into(e, f64(x), v), nogil=True)
 
-    bound_op = _BOUND.get(name)
+    bound_op = _BOUND[name]
 
     def ol(e, x, v):
         if is_bound_context(e):
-            if bound_op is None:
-                no_bound_form(e, name)
             return lambda e, x, v: bound_op(e, x, v)
         if is_float_format_context(e):
             return lambda e, x, v: ff_op(e, x, v)
@@ -268,7 +267,7 @@ def _float_format_binary(name, float_maker):
 for _i, (_name, (_raw, _maker)) in enumerate(_BINARY.items()):
     globals()[_name] = _define(_name, binary_overload(
         _name, _i, _raw, _float_binary(_maker), _rt_binary,
-        float_format_op=_float_format_binary(_name, _maker), bound_op=_BOUND.get(_name)))
+        float_format_op=_float_format_binary(_name, _maker), bound_op=_BOUND[_name]))
 
 select = operation_stub("select")
 select.__doc__ = """``select(e, cond, x, y)``: x if cond else y (cond a bool, e.g. from

@@ -34,15 +34,22 @@ sqrt        ``b = b_x / (sqrt(t_x) + sqrt(x_x))`` (``t_x``, ``x_x`` lower bounds
             ``T_x``, ``X_x``), or ``sqrt(b_x)`` when both may be 0
 ==========  ===============================================================================
 
-and ``r`` likewise with float64's ``u = 2**-53``.  A bound becomes infinite (and the first
-variable where it does counts an event in its column of the event rows) where the trial
-result may overflow its format (the interval of ``S`` leaves the format's range, whose ends
-are values of the format: saturation and wrap are both unbounded errors), where a divisor's
-interval contains 0, and where a square root's operand may be negative.  Every bound is
-computed in float64 and inflated by ``1 + 2**-50`` per step, which covers its own rounding.
+and ``r`` likewise, float64's own errors exact for sums and products (TwoSum, the fused
+multiply-add residual), ``2**-53`` relative for the rest.  (Every operation's form is in
+``docs/error_bounds.md``.)
+
+A trial result that may leave its format's range (the interval of ``S`` does; the range's
+ends are values of the format) and saturates adds how far the exact value may lie outside
+the range (a clamp into [lo, hi] moves a value no farther from X than X lies from [lo,
+hi]).  A bound becomes infinite (and the first variable where it does counts an event in
+its column of the event rows) where such a result may wrap or overflow to infinity, where
+a divisor's interval contains 0 and where a square root's operand may be negative.
+Every bound is computed in float64 and inflated by ``1 + 2**-50`` per step, which covers
+its own rounding.
 
 Context ``(params, events, seed, Bounds())``: ``params`` ``(n, PARAM_COLUMNS)`` float64 rows
-``(q, u, eta, lo, hi)`` of the trial formats (lo, hi: the format's range); a chunk context
+of the trial formats (:func:`param_rows`: rounding terms, range, the trial's function
+errors, its integer rounding mode, whether it saturates); a chunk context
 ``(params address, event row address, seed, 0, Bounds())``, an element context the same
 with the element index.  Every kernel operation has its bound form here.
 
@@ -63,15 +70,16 @@ import numpy as np
 from numba import njit
 
 from fixedqmc.numerics.float_exp import exp64
+from fixedqmc.numerics.float_ops import fma
 from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek, poke
 from fixedqmc.numerics.modes import FLOOR, HALF_EVEN, STOCHASTIC, ZERO, rounding_code
 from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.numerics.transcendental import EXP_DL, EXP_STATIC, TRIG_ABS_ERROR, TRIG_DI
 
 #: float64s per variable in a bound context's parameter array
-PARAM_COLUMNS = 12
+PARAM_COLUMNS = 13
 (_Q, _U, _ETA, _LO, _HI, _FN0, _EXP1, _ANY_ORDER, _TURN, _RAD0, _RAD1,
- _MODE) = range(PARAM_COLUMNS)
+ _MODE, _SATURATE) = range(PARAM_COLUMNS)
 #: event-row columns before the per-variable ones: the last element with an ambiguous
 #: decision (its index + 1) and the number of ambiguous decisions
 DECISION_COLUMNS = 2
@@ -79,6 +87,7 @@ _LAST, _DECISIONS = 0, 1
 _UP = 1.0 + 2.0 ** -50  # inflation of a bound computed in float64 (covers its rounding)
 _DOWN = 1.0 - 2.0 ** -50
 _U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
+_TINY = 2.0 ** -960  # float64 products above this have exact fma residuals
 _NEAREST_FIXED = ("half_up", "half_away", "half_even")
 _NEAREST_FLOAT = ("nearest_even", "nearest_away")
 _ONE_BELOW = float(np.nextafter(1.0, 0.0))
@@ -132,12 +141,21 @@ def integer_mode(fmt, rounding: str) -> tuple:
     return (float(rounding_code(rounding) if isinstance(fmt, QFormat) else HALF_EVEN),)
 
 
-def param_rows(formats, roundings, native: bool = False) -> np.ndarray:
+def saturates(fmt, overflow: str) -> tuple:
+    """``(1.0,)`` if the trial clamps an overflowing result into ``fmt``'s range (fixed
+    point saturate, or raise, which stops the run; a float format's ``saturate`` option),
+    else ``(0.0,)`` (wrap; a float overflowing to infinity)."""
+    if isinstance(fmt, QFormat):
+        return (float(overflow != "wrap"),)
+    return (float(fmt.overflow == "saturate"),)
+
+
+def param_rows(formats, roundings, overflows, native: bool = False) -> np.ndarray:
     """The parameter array ``(n, PARAM_COLUMNS)`` float64 of a bound context: the trial's
-    ``formats`` and their ``roundings`` (``native``: a float kernel in the machine's
-    arithmetic, whose ``exp`` is its own type's)."""
+    ``formats``, their ``roundings`` and ``overflows`` (``native``: a float kernel in the
+    machine's arithmetic, whose ``exp`` is its own type's)."""
     return np.array([rounding_terms(f, r) + function_terms(f, native) + integer_mode(f, r)
-                     for f, r in zip(formats, roundings)],
+                     + saturates(f, o) for f, r, o in zip(formats, roundings, overflows)],
                     np.float64).reshape(len(formats), PARAM_COLUMNS)
 
 
@@ -165,19 +183,30 @@ def _err(e, v, s):
     return _p(e, v, _Q) + _p(e, v, _U) * (s * _UP) + _p(e, v, _ETA)
 
 
+@njit(nogil=True, inline="always")
+def _inside(e, v, val, d):
+    """Whether [val - d, val + d] lies in v's range."""
+    return (val + d) * _UP <= _p(e, v, _HI) and (d - val) * _UP <= -_p(e, v, _LO)
+
+
 @njit(nogil=True)
 def in_range(e, v, val, r, b):
     """``(val, r, b)`` when the trial's value, within ``r + b`` of ``val``, lies in v's
-    range; else with ``b`` infinite (an event of v where a finite bound ends; NaN bounds
-    are infinite)."""
+    range.  Else, if the trial saturates, ``b`` grows by how far the exact value (within
+    ``r`` of ``val``) may lie outside the range: a clamp into [lo, hi] moves a value no
+    farther from X than X lies from [lo, hi].  Else (wrap, overflow to infinity) ``b`` is
+    infinite, an event of v where a finite bound ends; NaN bounds are infinite."""
     r = r if r < np.inf else np.inf
     if not b < np.inf:
         return (val, r, np.inf)
-    d = (r + b) * _UP  # |S - val| <= d
-    if not (val + d) * _UP <= _p(e, v, _HI) or not (d - val) * _UP <= -_p(e, v, _LO):
-        bump(e[1], DECISION_COLUMNS + v)
-        return (val, r, np.inf)
-    return (val, r, b)
+    if _inside(e, v, val, (r + b) * _UP):
+        return (val, r, b)
+    if _p(e, v, _SATURATE) > 0.0 and r < np.inf:
+        ru = r * _UP
+        out = max(0.0, (val + ru) * _UP - _p(e, v, _HI), (ru - val) * _UP + _p(e, v, _LO))
+        return (val, r, (b + out * _UP) * _UP)
+    bump(e[1], DECISION_COLUMNS + v)
+    return (val, r, np.inf)
 
 
 @njit(nogil=True, inline="always")
@@ -195,7 +224,9 @@ def load(e, x, v):
 @njit(nogil=True)
 def add(e, x, y, v):
     s = x[0] + y[0]
-    return result(e, v, s, _own(s, x[1] + y[1]), (x[2] + y[2]) * _UP)
+    bv = s - x[0]
+    own = abs((x[0] - (s - bv)) + (y[0] - bv)) if abs(s) < np.inf else np.inf  # TwoSum
+    return result(e, v, s, (x[1] + y[1] + own) * _UP, (x[2] + y[2]) * _UP)
 
 
 @njit(nogil=True)
@@ -207,7 +238,12 @@ def sub(e, x, y, v):
 def mul(e, x, y, v):
     p = x[0] * y[0]
     ax, ay = abs(x[0]), abs(y[0])
-    r = _own(p, (ax * y[1] + (ay + y[1]) * x[1]) * _UP)
+    # float64's own error: the exact fma residual, where it is exact (not near underflow)
+    if abs(p) >= _TINY or ax == 0.0 or ay == 0.0:
+        own = abs(fma(x[0], y[0], -p))
+    else:
+        own = _U64 * abs(p) + _ETA64
+    r = ((ax * y[1] + (ay + y[1]) * x[1]) * _UP + own) * _UP
     b = ((ax + x[1]) * _UP * y[2] + (ay + y[1] + y[2]) * _UP * x[2]) * _UP
     return result(e, v, p, r, b)
 

@@ -160,12 +160,12 @@ class KernelPrecision:
                                 "bound form; bound the precision itself")
         if self.kind in NATIVE_FLOATS:
             n = len(self.spec.variables)
-            formats, rnds = (NAMED_FORMATS[self.kind],) * n, ("nearest_even",) * n
+            fmt = NAMED_FORMATS[self.kind]
+            formats, rnds, ovfs = (fmt,) * n, ("nearest_even",) * n, (fmt.overflow,) * n
         else:
-            formats, rnds = self.formats, self.roundings
-        return replace(self, kind="bound", formats=formats, roundings=rnds,
-                       overflows=("saturate",) * len(formats), runtime=False,
-                       trial=self.kind)
+            formats, rnds, ovfs = self.formats, self.roundings, self.overflows
+        return replace(self, kind="bound", formats=formats, roundings=rnds, overflows=ovfs,
+                       runtime=False, trial=self.kind)
 
     def ambiguous(self, ctx) -> int:
         """The ambiguous decisions of a bound run (comparisons the trial or the exact
@@ -306,7 +306,7 @@ class KernelPrecision:
     @cached_property
     def _bound_params(self) -> np.ndarray:
         """The parameter rows of a bound context, built once."""
-        return kernel_bound.param_rows(self.formats, self.roundings,
+        return kernel_bound.param_rows(self.formats, self.roundings, self.overflows,
                                        native=self.trial in NATIVE_FLOATS)
 
     @cached_property

@@ -163,10 +163,10 @@ def test_rounding_terms_match_each_mode():
 
 
 def test_overflow_makes_the_bound_infinite_where_it_happens():
-    """A product that may leave its format (Q2.8 for p) is unbounded from p on, counted
-    at p only; the assertion helper names it."""
+    """A product that may leave its format (Q2.8 for p) and wraps is unbounded from p on,
+    counted at p only; the assertion helper names it."""
     x, y = np.array([0.1, 3.9]), np.array([1.5, 0.6])
-    spec = "fixed:24,ops.p=fixed:Q2.8"
+    spec = "fixed:24,ops.p=fixed:Q2.8:half_even:wrap"
     res = fixedqmc.bound_kernel(OPS, ops_kernel, {"x": x, "y": y}, OUTPUTS, spec)
     assert np.isfinite(res.bound["p"][0]) and res.bound["p"][1] == np.inf
     assert res.bound["q"][1] == np.inf and np.isfinite(res.bound["rt"][1])
@@ -175,6 +175,17 @@ def test_overflow_makes_the_bound_infinite_where_it_happens():
         fixedqmc.testing.assert_within_bound(OPS, ops_kernel, {"x": x, "y": y}, OUTPUTS, spec)
     fixedqmc.testing.assert_within_bound(OPS, ops_kernel, {"x": x, "y": y}, OUTPUTS, spec,
                                          allow_unbounded=True)
+
+
+def test_saturation_adds_how_far_the_exact_value_lies_outside():
+    """Saturating at Q2.8 (max 4 - 2**-8) a product whose exact value is 14.85: the bound
+    stays finite, at least the distance, and holds."""
+    x, y = np.array([3.9]), np.array([0.6])
+    res = fixedqmc.testing.assert_within_bound(OPS, ops_kernel, {"x": x, "y": y}, OUTPUTS,
+                                               "fixed:24,ops.p=fixed:Q2.8")
+    assert res.trial["p"][0] == 4 - 2 ** -8
+    assert 14.85 - 4 < res.bound["p"][0] < 14.85 - 4 + 0.01
+    assert res.unbounded["p"] == 0
 
 
 def test_a_divisor_that_may_round_to_zero_is_unbounded():

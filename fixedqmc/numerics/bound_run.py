@@ -11,6 +11,7 @@ per named input variable, all of one length n), any constant arrays it reads wit
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -85,6 +86,24 @@ def _errors(kp, name: str, words: np.ndarray, value: np.ndarray) -> np.ndarray:
                      for w, x in zip(ints.tolist(), value.tolist())], np.float64)
 
 
+def _check_arity(spec, kernel, n_in: int, n_const: int, n_out: int) -> None:
+    """A kernel (a numba dispatcher or a Python function) whose parameters are not the
+    context plus the given arrays is refused by name before any compilation."""
+    fn = getattr(kernel, "py_func", kernel)
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: the call will tell
+        return
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return
+    want = 1 + n_in + n_const + n_out
+    if len(params) != want:
+        raise FixedQMCError(
+            f"kernel {spec.name!r}: {getattr(fn, '__name__', fn)} takes {len(params)} "
+            f"arguments, but the context, {n_in} input(s), {n_const} constant array(s) and "
+            f"{n_out} output(s) make {want}; name every output the kernel writes")
+
+
 def bound_kernel(spec: KernelSpec, kernel, inputs: dict, outputs, precision, *,
                  constants: tuple = (), ranges: dict | None = None, seed: int = 0
                  ) -> KernelBound:
@@ -97,6 +116,7 @@ def bound_kernel(spec: KernelSpec, kernel, inputs: dict, outputs, precision, *,
     outputs = (outputs,) if isinstance(outputs, str) else tuple(outputs)
     for name in (*inputs, *outputs):
         spec.index(name)  # names the kernel's variables if unknown
+    _check_arity(spec, kernel, len(inputs), len(constants), len(outputs))
     arrays = {k: np.ascontiguousarray(v, np.float64).ravel() for k, v in inputs.items()}
     sizes = {k: a.size for k, a in arrays.items()}
     if len(set(sizes.values())) > 1:

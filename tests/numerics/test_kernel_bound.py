@@ -316,7 +316,7 @@ def sums_kernel(ctx, x, y, c, s_out, a_out, rs_out):
             rs_out[i] = store(e, rsqrt(e, load(e, y[i], 1), 6))
 
 
-SUM_CONSTANTS = np.linspace(-1.0, 1.0, N_TERMS) / 3.0  # not on a binary grid
+SUM_CONSTANTS = np.linspace(-0.7, 1.0, N_TERMS) / 3.0  # not on a binary grid, no symmetry
 
 
 def _rsqrt_within(t: float, b: float, y: float) -> bool:
@@ -524,3 +524,14 @@ def test_a_value_of_another_context_is_refused_by_a_bound_context():
 def convert_kernel(ctx, x, out):
     e = at(chunk(ctx, 0), 0)
     out[0] = store(e, convert(e, 0.5, 0.0, 1))
+
+
+def test_bad_input_is_refused_before_any_work():
+    with pytest.raises(FixedQMCError, match="no variable 'w'"):
+        fixedqmc.bound_kernel(OPS, ops_kernel, {"w": np.zeros(2)}, OUTPUTS, "fixed:24")
+    with pytest.raises(FixedQMCError, match="different lengths"):
+        fixedqmc.bound_kernel(OPS, ops_kernel, {"x": np.zeros(2), "y": np.ones(3)}, OUTPUTS,
+                              "fixed:24")
+    with pytest.raises(FixedQMCError, match="takes 8 arguments.*make 4"):
+        fixedqmc.bound_kernel(OPS, ops_kernel, {"x": np.zeros(2), "y": np.ones(2)}, "p",
+                              "fixed:24")

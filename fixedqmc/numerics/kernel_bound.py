@@ -83,7 +83,7 @@ PARAM_COLUMNS = 13
 #: event-row columns before the per-variable ones: the last element with an ambiguous
 #: decision (its index + 1) and the number of ambiguous decisions
 DECISION_COLUMNS = 2
-_LAST, _DECISIONS = 0, 1
+_LAST, DECISIONS = 0, 1
 _UP = 1.0 + 2.0 ** -50  # inflation of a bound computed in float64 (covers its rounding)
 _DOWN = 1.0 - 2.0 ** -50
 _U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
@@ -429,7 +429,7 @@ def decide(e, ambiguous):
     than the exact arithmetic: every later output of this element is unbounded."""
     if ambiguous:
         poke(e[1], _LAST, e[3] + 1)
-        bump(e[1], _DECISIONS)
+        bump(e[1], DECISIONS)
 
 
 @njit(nogil=True)

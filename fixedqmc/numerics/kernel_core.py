@@ -125,7 +125,6 @@ def is_bound_context(ctx) -> bool:
     return _ends_in(ctx, BoundsType)
 
 
-
 def format_row(table, v, what):
     """The format row of variable id ``v`` (a compile-time constant) at typing time; ``what``
     names the operation (and operand) in the error for an id that is not a constant."""

@@ -170,7 +170,7 @@ class KernelPrecision:
     def ambiguous(self, ctx) -> int:
         """The ambiguous decisions of a bound run (comparisons the trial or the exact
         arithmetic may decide otherwise; :mod:`~fixedqmc.numerics.kernel_bound`)."""
-        return int(ctx[1][:, 1].sum())
+        return int(ctx[1][:, kernel_bound.DECISIONS].sum())
 
     def bounds(self, name: str, y: np.ndarray) -> np.ndarray:
         """The bounds of a bound run's output ``y`` of variable ``name`` (float64 array):

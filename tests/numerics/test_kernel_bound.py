@@ -535,3 +535,44 @@ def test_bad_input_is_refused_before_any_work():
     with pytest.raises(FixedQMCError, match="takes 8 arguments.*make 4"):
         fixedqmc.bound_kernel(OPS, ops_kernel, {"x": np.zeros(2), "y": np.ones(2)}, "p",
                               "fixed:24")
+
+
+WIRE_A = KernelSpec("wire_a", (Variable("x", -2.0, 2.0), Variable("sq", 0.0, 4.0)))
+WIRE_B = KernelSpec("wire_b", (Variable("sq", 0.0, 4.0), Variable("y", 0.0, 5.0)))
+
+
+@njit
+def wire_kernel(ca, cb, x, out):
+    """sq = x * x in kernel a, sent over the wire to kernel b: y = sq + 1."""
+    n = x.size
+    for k in range(n_chunks(ca, n)):
+        ka, kb = chunk(ca, k), chunk(cb, k)
+        lo, hi = chunk_bounds(ca, n, k)
+        for i in range(lo, hi):
+            ea, eb = at(ka, i), at(kb, i)
+            sq = mul(ea, load(ea, x[i], 0), load(ea, x[i], 0), 1)
+            out[i] = store(eb, add(eb, convert(eb, sq, ea, 0), const(eb, 1.0, 1), 1))
+
+
+@pytest.mark.parametrize("spec", ["wire_a=fixed:24,wire_b=fixed:10:floor",
+                                  "wire_a=bfloat16,wire_b=fixed:Q3.12",
+                                  "wire_a=fixed:Q2.20,wire_b=float:e5m4:toward_zero"])
+def test_a_value_converted_between_kernels_keeps_its_bound(spec):
+    """convert: the source kernel's bound, then the rounding into the receiving variable
+    (the wire between two hardware units whose formats differ)."""
+    x = np.random.default_rng(4).uniform(-2, 2, 5_000)
+    a, b = (s.resolve(spec) for s in (WIRE_A, WIRE_B))
+    a, b = (p.at_runtime() if p.kind == "formats" else p for p in (a, b))
+
+    def run(pa, pb):
+        out = np.empty(x.size, pb.dtype)
+        wire_kernel(pa.context(0), pb.context(0), pa.encode("x", x), out)
+        return out
+
+    trial = b.decode("y", run(a, b))
+    ab, bb = a.bounding(), b.bounding()
+    out = run(ab, bb)
+    value, bound = bb.decode("y", out), bb.bounds("y", out)
+    assert (np.abs(trial - value) <= bound).all()
+    for t, bd, xi in zip(trial[:500].tolist(), bound[:500].tolist(), x[:500].tolist()):
+        assert _within(t, bd, Fraction(xi) ** 2 + 1)

@@ -45,11 +45,6 @@ class KernelBound:
     ambiguous: int
     log: OverflowLog
 
-    def violations(self) -> dict:
-        """``{output: indices}`` of elements whose measured error exceeds the bound (a
-        defect of the bound context or of the trial: never expected)."""
-        return {k: np.flatnonzero(self.error[k] > self.bound[k]) for k in self.error}
-
     def table(self) -> pd.DataFrame:
         """One row per output variable: the largest measured error and bound, their ratio
         (the tightness: the bound over the largest observed error), the element with the

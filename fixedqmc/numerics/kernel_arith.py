@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core import types
 from numba.extending import overload
 
 from fixedqmc.numerics import float_ops as FO
@@ -48,6 +49,8 @@ the float, or the raw word."""
 def _load(e, x, v):
     """A kernel input element: a float cast to the context's type, or a raw word of var v."""
     if is_bound_context(e):  # the exact input, rounded into v by the trial
+        if isinstance(x, types.Complex):  # a bound run's output: value + 1j * bound
+            return lambda e, x, v: KB.load_bounded(e, x, v)
         return lambda e, x, v: KB.load(e, np.float64(x), v)
     if is_float_format_context(e):  # inputs are encoded into their formats
         return lambda e, x, v: np.float64(x)

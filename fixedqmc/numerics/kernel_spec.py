@@ -326,6 +326,8 @@ class KernelPrecision:
         a float-format context; a float format's values rounded once into it); conversion
         events are counted under the variable's name.  Always a writable C-contiguous array, so that the compiled kernel's argument
         types do not vary."""
+        if self.kind == "bound" and np.iscomplexobj(x):  # a bound run's own output
+            return np.require(x, np.complex128, ["C", "W"])
         if self.kind != "formats":  # float64 and float32, profiles and bounds
             out = np.require(x, dtype=np.float32 if self.kind == "float32" else np.float64,
                              requirements=["C", "W"])

@@ -576,3 +576,33 @@ def test_a_value_converted_between_kernels_keeps_its_bound(spec):
     assert (np.abs(trial - value) <= bound).all()
     for t, bd, xi in zip(trial[:500].tolist(), bound[:500].tolist(), x[:500].tolist()):
         assert _within(t, bd, Fraction(xi) ** 2 + 1)
+
+
+def test_a_stored_bound_run_output_loads_with_its_bound():
+    """Two calls chained through a host array (as a system keeps state between calls):
+    the second loads the first's ``value + 1j * bound`` and keeps that bound, as the trial
+    re-encodes its own first output."""
+    rng = np.random.default_rng(8)
+    a, b, c = (rng.uniform(-2, 2, 3_000) for _ in range(3))
+    u = rng.uniform(0, 1, 3_000)
+    spec = "fixed:18:floor"
+    kp = QUADRATIC.resolve(spec).at_runtime()
+    kb = kp.bounding()
+
+    def twice(p, first_a):
+        out1 = np.empty(u.size, p.dtype)
+        ins = [p.encode(k, v) for k, v in zip("bcu", (b, c, u))]
+        quadratic_kernel(p.context(0), p.encode("a", first_a), *ins, out1)
+        y1 = out1 if p is kb else p.decode("y", out1)  # the trial re-encodes its value
+        out2 = np.empty(u.size, p.dtype)
+        quadratic_kernel(p.context(0), p.encode("a", y1 / 4), *ins, out2)
+        return out2
+
+    trial = kp.decode("y", twice(kp, a))
+    out = twice(kb, a)
+    assert out.dtype == np.complex128
+    value, bound = kb.decode("y", out), kb.bounds("y", out)
+    assert (np.abs(trial - value) <= bound).all()
+    single = fixedqmc.bound_kernel(QUADRATIC, quadratic_kernel,
+                                   {"a": a, "b": b, "c": c, "u": u}, "y", spec)
+    assert (bound > single.bound["y"]).all()  # the first call's bound came along

@@ -90,7 +90,6 @@ _U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
 _TINY = 2.0 ** -960  # float64 products above this have exact fma residuals
 _NEAREST_FIXED = ("half_up", "half_away", "half_even")
 _NEAREST_FLOAT = ("nearest_even", "nearest_away")
-_ONE_BELOW = float(np.nextafter(1.0, 0.0))
 
 
 def _inward(x: Fraction) -> float:
@@ -168,9 +167,8 @@ def _p(e, v, k):
 def result(e, v, val, r, b):
     """The value of variable v whose float64 value is ``val`` (within ``r`` of the exact
     value X) when the trial's exact result S is within ``b`` of X: S rounded into v's
-    format adds its rounding error to ``b``.  Rounding is monotone and v's range ends are
-    values of v, so the result can leave the range only if S can: then ``b`` is infinite
-    (an event of v, counted where a finite bound ends; NaN bounds are infinite)."""
+    format adds its rounding error to ``b``, after :func:`in_range` (a result that may
+    leave v's range)."""
     val, r, b = in_range(e, v, val, r, b)
     if not b < np.inf:
         return (val, r, b)
@@ -213,6 +211,15 @@ def in_range(e, v, val, r, b):
 def _own(x, r):
     """``r`` plus the rounding error of the float64 result x (nearest even)."""
     return (r + _U64 * abs(x) + _ETA64) * _UP
+
+
+@njit(nogil=True, inline="always")
+def _unbounded(e, v, val, counted):
+    """``(val, inf, inf)``: no bound on v's value; an event of v if ``counted`` (the
+    operands' bounds were finite: the bound ends here)."""
+    if counted:
+        bump(e[1], DECISION_COLUMNS + v)
+    return (val, np.inf, np.inf)
 
 
 @njit(nogil=True)
@@ -265,9 +272,7 @@ def div(e, x, y, v):
     ty = (ay - (y[1] + y[2]) * _UP) * _DOWN  # <= |T_y|
     q = x[0] / y[0] if y[0] != 0.0 else 0.0
     if not (xy > 0.0 and ty > 0.0):
-        if x[2] < np.inf and y[2] < np.inf:
-            bump(e[1], DECISION_COLUMNS + v)
-        return (q, np.inf, np.inf)
+        return _unbounded(e, v, q, x[2] < np.inf and y[2] < np.inf)
     qmax = (abs(x[0]) + x[1]) * _UP / xy * _UP  # >= |X_x / X_y|
     r = _own(q, (x[1] + qmax * y[1]) * _UP / ay * _UP)
     b = (x[2] + qmax * y[2]) * _UP / ty * _UP
@@ -294,9 +299,7 @@ def sqrt(e, x, v):
     xl = (x[0] - x[1] * _UP) * _DOWN if x[0] > 0.0 else x[0] - x[1] * _UP  # <= X_x
     tl = xl - x[2] * _UP  # <= T_x
     if not (xl >= 0.0 and tl >= 0.0):
-        if x[2] < np.inf:
-            bump(e[1], DECISION_COLUMNS + v)
-        return (s, np.inf, np.inf)
+        return _unbounded(e, v, s, x[2] < np.inf)
     r = _own(s, _root_gap(x[1], x[0], xl))
     return result(e, v, s, r, _root_gap(x[2], tl, xl))
 
@@ -310,9 +313,7 @@ def rsqrt(e, x, v):
     xl = (x[0] - x[1] * _UP) * _DOWN  # <= X_x
     tl = (xl - x[2] * _UP) * _DOWN  # <= T_x
     if not (xl > 0.0 and tl > 0.0):
-        if x[2] < np.inf:
-            bump(e[1], DECISION_COLUMNS + v)
-        return (s, np.inf, np.inf)
+        return _unbounded(e, v, s, x[2] < np.inf)
     r = _own(s, x[1] / (2.0 * xl * np.sqrt(xl) * _DOWN) * _UP + 2.0 ** -53 * s)
     fn = 0.0 if _p(e, v, _Q) > 0.0 else _p(e, v, _FN0)  # fixed: correctly rounded
     b = (x[2] / (2.0 * tl * np.sqrt(tl) * _DOWN) * _UP
@@ -382,7 +383,7 @@ def maximum(e, x, y, v):
 @njit(nogil=True)
 def exp(e, x, v):
     """e**x: the operand's distance through the largest slope over its interval, plus the
-    trial's exponential error (:func:`exp_terms`) and rounding; float64's exp64 within
+    trial's exponential error (:func:`function_terms`) and rounding; float64's exp64 within
     1 ulp for the value."""
     y = exp64(x[0])
     top = x[0] + (x[1] + x[2]) * _UP  # >= T_x, X_x
@@ -434,7 +435,7 @@ def sin(e, x, v):
 
 @njit(nogil=True, inline="always")
 def decide(e, ambiguous):
-    """Record a decision (a comparison, a cell of floor) the trial may take otherwise
+    """Record a decision (a comparison, a rounding cell, a bin) the trial may take otherwise
     than the exact arithmetic: every later output of this element is unbounded."""
     if ambiguous:
         poke(e[1], _LAST, e[3] + 1)
@@ -499,42 +500,28 @@ def _bin(e, t, k, lo, hi, slope, u, vu):
 
 
 @njit(nogil=True)
-def uniform_bin(e, t, n_bits, vu):
-    """The bin of t among ``2**n_bits`` uniform bins of [0, 1) and its local coordinate
-    (:func:`~fixedqmc.numerics.kernel_lookup.uniform_bin`, decided on the float64 value)."""
+def uniform_bin(e, t, k, u, n_bits, vu):
+    """Bin k of t among ``2**n_bits`` uniform bins of [0, 1) and its local coordinate u,
+    as the float64 form of :func:`~fixedqmc.numerics.kernel_lookup.uniform_bin` decides
+    them on t's value."""
     n = np.float64(np.int64(1) << n_bits)
-    x = min(max(t[0], 0.0), _ONE_BELOW) * n
-    k = np.floor(x)
-    lo = k / n if k > 0.0 else -np.inf
-    hi = (k + 1.0) / n
-    return _bin(e, t, np.int64(k), lo, hi, n, x - k, vu)
+    lo = k / n if k > 0 else -np.inf
+    return _bin(e, t, k, lo, (k + 1.0) / n, n, u, vu)
 
 
 @njit(nogil=True)
-def log2_bin(e, t, n_seg, bin_bits, vu):
-    """The bin of t in ``n_seg`` power-of-two segments of ``2**bin_bits`` uniform bins and
-    its local coordinate (:func:`~fixedqmc.numerics.kernel_lookup.log2_bin`)."""
-    tc = min(max(t[0], 0.0), _ONE_BELOW)
-    last = n_seg - 1
+def log2_bin(e, t, k, u, n_seg, bin_bits, vu):
+    """Bin k (segment ``j = k >> bin_bits``, bin m within it) of t in ``n_seg``
+    power-of-two segments of ``2**bin_bits`` uniform bins and its local coordinate u, as
+    the float64 form of :func:`~fixedqmc.numerics.kernel_lookup.log2_bin` decides them."""
     nb = np.float64(np.int64(1) << bin_bits)
-    j = last
-    if tc > 0.0:
-        j = min(int(-np.floor(np.log2(tc))) - 1, last)
-        while j > 0 and tc >= 2.0 ** -j:  # (log2 rounded up at a power of two)
-            j -= 1
-        while j < last and tc < 2.0 ** -(j + 1):
-            j += 1
-    if j < last:
+    j, m = k >> bin_bits, np.float64(k & ((np.int64(1) << bin_bits) - 1))
+    if j < n_seg - 1:
         base, scale = 2.0 ** -(j + 1), 2.0 ** (j + 1) * nb
     else:
-        base, scale = 0.0, 2.0 ** last * nb
-    x = (tc - base) * scale  # exact
-    m = np.floor(x)
-    lo = base + m / scale
-    hi = base + (m + 1.0) / scale
-    if j == last and m == 0.0:
-        lo = -np.inf
-    return _bin(e, t, (np.int64(j) << bin_bits) + np.int64(m), lo, hi, scale, x - m, vu)
+        base, scale = 0.0, 2.0 ** (n_seg - 1) * nb
+    lo = -np.inf if j == n_seg - 1 and m == 0.0 else base + m / scale  # (0 clamps here)
+    return _bin(e, t, k, lo, base + (m + 1.0) / scale, scale, u, vu)
 
 
 @njit(nogil=True)

@@ -130,10 +130,17 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
     """The implementation of a bin operation for a context type: float, run-time formats
     or a format table; the two fixed ones call ``core`` on the raw word of t; float formats
     the float64 operation, u rounded once into vu."""
-    if is_bound_context(e):
+    if is_bound_context(e):  # the bin of t's float64 value, its cell checked
         if name == "uniform_bin":
-            return lambda e, t, n_bits, vu: KB.uniform_bin(e, t, n_bits, vu)
-        return lambda e, t, n_seg, bin_bits, vu: KB.log2_bin(e, t, n_seg, bin_bits, vu)
+            def bounded_uniform(e, t, n_bits, vu):
+                k, u = _uniform_f64(e, t[0], n_bits, vu)
+                return KB.uniform_bin(e, t, k, u, n_bits, vu)
+            return bounded_uniform
+
+        def bounded_log2(e, t, n_seg, bin_bits, vu):
+            k, u = _log2_f64(e, t[0], n_seg, bin_bits, vu)
+            return KB.log2_bin(e, t, k, u, n_seg, bin_bits, vu)
+        return bounded_log2
     if is_float_format_context(e):
         if name == "uniform_bin":
             def uniform(e, t, n_bits, vu):

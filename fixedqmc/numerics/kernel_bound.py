@@ -333,21 +333,22 @@ def acc_zero():
 
 @njit(nogil=True)
 def acc_add(e, acc, x, v):
-    """The term x rounded once into v (its error ``q + u |x| + eta``), then added: exactly
+    """The term x rounded once into v, overflow-handled like any result of v (a term that
+    may leave v's range saturates or wraps there, before the sum), then added: exactly
     (fixed point: ``q > 0``, ``u = 0``) or with a rounding of the partial sum (float
     formats; a partial sum that may leave v's range makes the sum unbounded)."""
-    mag = (abs(x[0]) + (x[1] + x[2]) * _UP) * _UP  # >= |T_x|, |X_x|
-    et = _err(e, v, mag)
-    s = acc[0] + x[0]
-    r = _own(s, acc[1] + x[1])
-    bt = (acc[2] + x[2] + et) * _UP
+    t = result(e, v, x[0], x[1], x[2])
+    s = acc[0] + t[0]
+    r = _own(s, acc[1] + t[1])
+    bt = (acc[2] + t[2]) * _UP
     partial = (abs(s) + (r + bt + acc[3]) * _UP) * _UP  # >= |partial sum of the trial|
     bs = (acc[3] + (_p(e, v, _U) * partial + _p(e, v, _ETA)) * _UP) * _UP
     if not partial <= _p(e, v, _HI) or not partial <= -_p(e, v, _LO):
         if _p(e, v, _U) > 0.0 and bs < np.inf:  # a float partial sum may overflow
             bump(e[1], DECISION_COLUMNS + v)
             bs = np.inf
-    return (s, r, bt, bs, (acc[4] + mag + et) * _UP, acc[5] + 1.0)
+    mag = (abs(t[0]) + (t[1] + t[2]) * _UP) * _UP  # >= |T_term|
+    return (s, r, bt, bs, (acc[4] + mag) * _UP, acc[5] + 1.0)
 
 
 @njit(nogil=True)

@@ -606,3 +606,19 @@ def test_a_stored_bound_run_output_loads_with_its_bound():
     single = fixedqmc.bound_kernel(QUADRATIC, quadratic_kernel,
                                    {"a": a, "b": b, "c": c, "u": u}, "y", spec)
     assert (bound > single.bound["y"]).all()  # the first call's bound came along
+
+
+def test_a_term_outside_the_sum_format_is_overflow_handled_before_the_sum():
+    """Negative terms into an unsigned saturating sum (UQ0.5) are clamped to 0 one by one
+    (the trial sums the positive terms only: 0.75 against an exact -0.8); the bound covers
+    it, and with wrap it is unbounded."""
+    arrays = {"x": np.array([-1.0]), "y": np.array([1.0])}
+    outputs = ("s", "arr", "rs")
+    res = fixedqmc.testing.assert_within_bound(
+        SUMS, sums_kernel, arrays, outputs, "float64,sums.s=fixed:UQ0.5:floor",
+        constants=(SUM_CONSTANTS,))
+    assert res.trial["s"][0] == 0.75
+    wrap = fixedqmc.bound_kernel(SUMS, sums_kernel, arrays, outputs,
+                                 "float64,sums.s=fixed:UQ0.5:floor:wrap",
+                                 constants=(SUM_CONSTANTS,))
+    assert wrap.bound["s"][0] == np.inf and wrap.unbounded["s"] > 0

@@ -1,7 +1,7 @@
 """The package's layers, written once: every import (module-level or inside a function)
 points down this list or stays within its own layer; ``import fixedqmc`` loads no system.
 
-    base < numerics < tables < protocol < systems < qmc < run < sweep < bench, cli
+    base < numerics < cost < tables < protocol < systems < qmc < run < sweep < bench, cli
 
 ``base`` holds the helpers every layer may use (errors, input checks, JSON, progress, state
 files and output folders); ``protocol`` is the system protocol and registry that systems
@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fixedqmc"
-LAYERS = ["base", "numerics", "tables", "protocol", "systems", "qmc", "run", "sweep", "top"]
+LAYERS = ["base", "numerics", "cost", "tables", "protocol", "systems", "qmc", "run", "sweep",
+          "top"]
 BASE = {"errors", "input_checks", "jsonio", "progress", "state_files", "output_folder",
         "_numba_cache", "_numba_rounds"}
 PROTOCOL = {"qmc.system", "qmc.registry"}
@@ -29,7 +30,7 @@ def layer(module: str) -> str:
         return "base"
     if ".".join(parts[:2]) in PROTOCOL:
         return "protocol"
-    if parts[0] in ("numerics", "tables", "systems", "qmc", "run", "sweep"):
+    if parts[0] in ("numerics", "cost", "tables", "systems", "qmc", "run", "sweep"):
         return parts[0]
     if parts[0] == "testing":  # check_system, the hypothesis strategies: above the systems
         return "qmc"
@@ -77,7 +78,7 @@ def test_no_import_points_up_a_layer():
     ("errors", "base"), ("numerics.kernel", "numerics"), ("qmc.system", "protocol"),
     ("qmc.vmc", "qmc"), ("systems.helium.plugin", "systems"), ("sweep.sweep", "sweep"),
     ("cli", "top"), ("bench.h2", "top"), ("testing", "qmc"), ("testing.system_check", "qmc"),
-    ("testing.strategies", "qmc")])
+    ("testing.strategies", "qmc"), ("cost.fpga", "cost")])
 def test_the_layer_map(module, expected):
     assert layer(module) == expected
 

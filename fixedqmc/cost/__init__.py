@@ -1,0 +1,94 @@
+"""What a data path costs in hardware, from its operation counts and formats.
+
+A cost model turns ``ops`` (a DataFrame: ``op``, ``count`` per evaluation, ``result``,
+``a``, ``b`` formats; any further columns, e.g. ``kernel`` and ``variable``, are kept) and
+``arrays`` (``entries``, ``format``: tables and stored coefficients) into one row of
+resources per input row (:func:`cost`) and their totals.  Built-in models: the FPGA
+families of :mod:`~fixedqmc.cost.fpga` (``fpga-dsp48e2``, the default, ``fpga-dsp58``,
+``fpga-intel27x27``, ``fpga-intel18x19``, ``fpga-lut``) and the GPU roofline of
+:mod:`~fixedqmc.cost.gpu` (``gpu-h100``, or ``gpu:<device.toml>``).  A user's model is any
+callable ``model(ops, arrays) -> DataFrame`` registered with :func:`register_cost_model` or
+declared in the ``fixedqmc.cost_models`` entry-point group (``name = "module:MODEL"``), as
+systems are.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Callable
+
+import pandas as pd
+
+from fixedqmc.cost.blocks import (MEMORY_BLOCKS, MULTIPLIER_BLOCKS, dsp_blocks,
+                                  memory_blocks, multiplier_tiling)
+from fixedqmc.cost.formats import Operand, operand
+from fixedqmc.cost.fpga import FPGA_MODELS, FpgaModel
+from fixedqmc.cost.gpu import H100, Device, load_device
+from fixedqmc.errors import FixedQMCError
+
+ENTRY_POINT_GROUP = "fixedqmc.cost_models"
+DEFAULT_MODEL = "fpga-dsp48e2"
+#: the resources each kind of model reports, summed by :func:`totals`
+RESOURCES = ("operators", "dsp", "luts", "memory", "flops", "bytes", "seconds")
+
+_MODELS: dict[str, Callable] = {**{k: m.cost for k, m in FPGA_MODELS.items()},
+                                "gpu-h100": H100.cost}
+
+
+def register_cost_model(name: str, model: Callable, *, replace: bool = False) -> None:
+    """Register ``model(ops, arrays) -> DataFrame`` (one row per input row, numeric
+    resource columns) under ``name``."""
+    if not isinstance(name, str) or not name or ":" in name:
+        raise FixedQMCError(f"cost model name {name!r}: a non-empty name without ':'")
+    if not callable(model):
+        raise FixedQMCError(f"cost model {name!r} must be callable (ops, arrays) -> DataFrame")
+    if name in _MODELS and _MODELS[name] is not model and not replace:
+        raise FixedQMCError(f"cost model {name!r} is already registered")
+    _MODELS[name] = model
+
+
+def cost_models() -> list:
+    """Names of every model: built in, registered, and installed as entry points."""
+    return sorted(set(_MODELS) | {ep.name for ep in _entry_points()})
+
+
+def _entry_points():
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def cost_model(name: str) -> Callable:
+    """The model ``name`` (``gpu:<path>``: the roofline of a device file)."""
+    if isinstance(name, str) and name.startswith("gpu:"):
+        return load_device(name[4:]).cost
+    if name in _MODELS:
+        return _MODELS[name]
+    for ep in _entry_points():
+        if ep.name == name:
+            model = ep.load()
+            register_cost_model(name, model)
+            return model
+    raise FixedQMCError(f"unknown cost model {name!r}; known: {', '.join(cost_models())}, "
+                        "or gpu:<device.toml>")
+
+
+def cost(ops: pd.DataFrame, arrays: pd.DataFrame | None = None,
+         model: str = DEFAULT_MODEL) -> pd.DataFrame:
+    """The rows of ``ops`` and ``arrays`` with the resources of ``model``."""
+    missing = {"op", "count", "result"} - set(ops.columns)
+    if missing:
+        raise FixedQMCError(f"ops needs the columns op, count, result (and a, b for "
+                            f"operands); missing: {', '.join(sorted(missing))}")
+    ops = ops.assign(**{c: ops.get(c, "") for c in ("a", "b")})
+    if arrays is not None and {"entries", "format"} - set(arrays.columns):
+        raise FixedQMCError("arrays needs the columns entries and format")
+    return cost_model(model)(ops, arrays)
+
+
+def totals(rows: pd.DataFrame) -> dict:
+    """``{resource: total}`` of :func:`cost` rows (the resources the model reported)."""
+    return {c: float(rows[c].sum()) for c in RESOURCES if c in rows.columns}
+
+
+__all__ = ["MEMORY_BLOCKS", "MULTIPLIER_BLOCKS", "Device", "FpgaModel", "H100", "Operand",
+           "cost", "cost_model", "cost_models", "dsp_blocks", "load_device", "memory_blocks",
+           "multiplier_tiling", "operand", "register_cost_model", "totals"]

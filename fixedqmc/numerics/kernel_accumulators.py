@@ -25,7 +25,8 @@ from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics import wideint as W
 from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_convert import convert
-from fixedqmc.numerics.kernel_core import (count_event, emit_result, float_from_bits,
+from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_event, count_operation,
+                                           emit_result, float_from_bits,
                                            float_params, float_result, format_row,
                                            is_float_format_context,
                                            is_fixed_context, is_quiet_context,
@@ -69,6 +70,7 @@ def _radd(typingctx, x, y):
 
 
 _W0 = (np.uint64(0), np.uint64(0), np.uint64(0))
+_ACC_ADD = COUNTED_OPERATIONS.index("acc_add")
 
 
 @overload(acc_zero, prefer_literal=True, inline="always")
@@ -119,6 +121,7 @@ def _acc_add(e, acc, x, v):
                 t = runtime_value(x[0], sa, wa, fa)
                 if wo == -1:
                     record_range(e[1], fo, t)
+                    count_operation(e, _ACC_ADD, x[1], -1, v)
                 return (acc[0], acc[1] + t)
             r = runtime_convert(e, x[0], sa, wa, fa, np.int64(v))
             return (W.add(acc[0], W.from_raw(r, so)), acc[1])

@@ -23,7 +23,8 @@ from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.float_format import SIGN_BIT
 from fixedqmc.numerics.float_ops import as_bits
-from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
+from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, binary_overload, count_event,
+                                           count_operation, element_random_bits,
                                            emit_result, float_params, float_result,
                                            format_row, is_bound_context, is_fixed_context,
                                            is_float_format_context,
@@ -108,6 +109,7 @@ def _rt_binary(op, e, ra, va, rb_, vb, vo):
             b = b ^ SIGN_BIT
         return float_result(e, FO.add_bits(a, b, P, rnd, e[2], e[3], vo), vo)
     if wo <= 0 or wa <= 0 or wb <= 0:
+        count_operation(e, op, va, vb, vo)  # (a profiling context: add, sub, mul are 0-2)
         a = runtime_value(ra, sa, wa, fa)
         b = runtime_value(rb_, sb, wb, fb)
         x = a + b if op == 0 else (a - b if op == 1 else a * b)
@@ -128,6 +130,7 @@ def _ff_sub(e, x, y, v):
     return KF.add(e, x, -y, v)
 
 
+assert COUNTED_OPERATIONS[:3] == ("add", "sub", "mul")  # _rt_binary's op codes
 # (operation, exact raw operation, float implementation for a float type, float formats,
 #  bounds)
 _ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y, KF.add, KB.add),

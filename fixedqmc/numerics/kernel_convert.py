@@ -14,13 +14,16 @@ from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
-from fixedqmc.numerics.kernel_core import (element_random_bits, emit_result, flag_of,
+from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_operation,
+                                           element_random_bits, emit_result, flag_of,
                                            float_from_bits, format_row, is_bound_context,
                                            is_fixed_context,
                                            is_float_format_context,
                                            is_runtime_context, operation_stub, runtime_convert,
                                            runtime_format, runtime_from_float, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
+
+_CONVERT = COUNTED_OPERATIONS.index("convert")
 
 convert = operation_stub("convert")
 convert.__doc__ = """``convert(e, x, src, v)``: value ``x`` of another kernel's element context
@@ -56,16 +59,25 @@ def _convert(e, x, src, v):
             return lambda e, x, src, v: dt(np.float64(x[0]) * scale)
         return lambda e, x, src, v: dt(np.float64(np.uint64(x[0])) * scale)
     if is_runtime_context(e):
+        # (counted in a profiling context, its operand unnamed: it may be another kernel's)
         if not is_fixed_context(src):
-            return lambda e, x, src, v: (runtime_from_float(e, np.float64(x), np.int64(v)), v)
+            def from_float(e, x, src, v):
+                count_operation(e, _CONVERT, -1, -1, v)
+                return (runtime_from_float(e, np.float64(x), np.int64(v)), v)
+            return from_float
         if is_runtime_context(src):
             def rt_rt(e, x, src, v):
+                count_operation(e, _CONVERT, -1, -1, v)
                 sa, wa, fa, _, _ = runtime_format(src, x[1])
                 return (runtime_convert(e, x[0], sa, wa, fa, np.int64(v)), v)
             return rt_rt
         sa, wa, fa, _, _ = format_row(src.types[0].table, x.types[1], "convert (source)")
         sa = sa != 0
-        return lambda e, x, src, v: (runtime_convert(e, x[0], sa, wa, fa, np.int64(v)), v)
+
+        def typed_rt(e, x, src, v):
+            count_operation(e, _CONVERT, -1, -1, v)
+            return (runtime_convert(e, x[0], sa, wa, fa, np.int64(v)), v)
+        return typed_rt
     so, wo, fo, rnd, ovf = format_row(e.types[0].table, v, "convert")
     so = so != 0
     stochastic = rnd == STOCHASTIC

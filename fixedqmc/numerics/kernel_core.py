@@ -62,7 +62,9 @@ This module holds what those operation modules share, for writing a new operatio
 
 Format rows are ``(signed, word bits, frac bits, rounding code, overflow code)``; a run-time
 row with word 0 marks a float64 variable (its value travels as its bit pattern), word -1 a
-profiled float64 variable whose results update range statistics at column ``frac``, word -2
+profiled float64 variable whose results update range statistics at column ``frac`` (a
+profiling context of ``n`` variables puts variable i's at ``n + 4 i``, then counts the
+operations, :func:`count_operation`), word -2
 a variable in a floating-point format ``(E, -2, M, rounding code, options)`` (options:
 :meth:`~fixedqmc.numerics.kernel_spec.KernelPrecision.table`; its value travels as the bit
 pattern of the float64 that equals it, :func:`float_params` gives the format's parameters
@@ -283,6 +285,34 @@ def runtime_value(raw, signed, word, frac):
         return float_from_bits(raw)
     w = np.float64(raw) if signed else np.float64(np.uint64(raw))
     return w * 2.0 ** -frac
+
+
+#: the operations a profiling run counts per output variable (:func:`count_operation`), in
+#: column order: the arithmetic, then the binary and the unary operations of
+#: :mod:`~fixedqmc.numerics.kernel_ops` in its order, then conversions, accumulator terms,
+#: comparisons (counted under the first operand's variable) and table bins
+COUNTED_OPERATIONS = ("add", "sub", "mul", "div", "minimum", "maximum", "recip", "sqrt",
+                      "rsqrt", "floor", "round_int", "abs_", "exp", "cos_turns", "sin_turns",
+                      "cos", "sin", "convert", "acc_add", "less", "uniform_bin", "log2_bin")
+N_COUNTED = len(COUNTED_OPERATIONS)
+_TOP_BIT = np.int64(63)
+
+
+@njit(nogil=True)
+def count_operation(e, code, va, vb, vo):
+    """In a profiling context (variable vo's row has word -1), count operation ``code``
+    (an index into :data:`COUNTED_OPERATIONS`) with result variable vo and operand variables
+    va, vb (-1: none, or another kernel's): at column ``5 n + 3 (vo N_COUNTED + code)`` of
+    the chunk's row its count, then a bit mask of the first operand's variables and one of
+    the second's (bit ``min(v, 63)``).  Elsewhere nothing."""
+    if peek(e[0], np.int64(vo) * 5 + 1) != -1:
+        return
+    col = 5 * peek(e[0], 2) + 3 * (np.int64(vo) * N_COUNTED + code)
+    bump(e[1], col)
+    if va >= 0:
+        poke(e[1], col + 1, peek(e[1], col + 1) | (np.int64(1) << min(np.int64(va), _TOP_BIT)))
+    if vb >= 0:
+        poke(e[1], col + 2, peek(e[1], col + 2) | (np.int64(1) << min(np.int64(vb), _TOP_BIT)))
 
 
 @njit(nogil=True)

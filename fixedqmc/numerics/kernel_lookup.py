@@ -17,7 +17,7 @@ from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics import kernel_bound as KB
-from fixedqmc.numerics.kernel_core import (count_event, emit_result, flag_of, float_from_bits,
+from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_event, count_operation, emit_result, flag_of, float_from_bits,
                                            format_row, is_fixed_context,
                                            is_float_format_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
@@ -54,6 +54,7 @@ def _rt_less(e, ra, va, rb_, vb):
     sa, wa, fa, _, _ = runtime_format(e, va)
     sb, wb, fb, _, _ = runtime_format(e, vb)
     if wa <= 0 or wb <= 0:
+        count_operation(e, _LESS, va, vb, va)
         return runtime_value(ra, sa, wa, fa) < runtime_value(rb_, sb, wb, fb)
     return Q.compare_raw(ra, sa, fa, rb_, sb, fb) < 0
 
@@ -265,9 +266,10 @@ _uniform_f64 = njit(_uniform_float(np.float64, _ONE_BELOW), nogil=True)
 _log2_f64 = njit(_log2_float(np.float64, _ONE_BELOW), nogil=True)
 
 
-def _runtime_bin(core, float_bin):
+def _runtime_bin(core, float_bin, code):
     """A bin operation with run-time formats: the fixed ``core`` on a fixed t, the float64
-    operation on a float64 t; u stored into its variable's format (or as float64 bits)."""
+    operation on a float64 t; u stored into its variable's format (or as float64 bits);
+    counted as operation ``code`` in a profiling context."""
     @njit(nogil=True)
     def rt(e, traw, tv, layout, vu):
         st, wt, ft, _, _ = runtime_format(e, tv)
@@ -278,6 +280,7 @@ def _runtime_bin(core, float_bin):
             count_event(e, eu, vu)
             return k, r
         if wt <= 0:
+            count_operation(e, code, tv, -1, vu)
             k, u = float_bin(0.0, float_from_bits(traw), *layout, 0)
         else:  # fixed t, float64 u: the fixed bin, then u's exact value
             k, r, et, _ = core(e, traw, st, ft, layout, False, 64, 64, 0, 0, vu)
@@ -297,5 +300,8 @@ def _log2_bin(e, t, n_seg, bin_bits, vu):
     return _bin_typing("log2_bin", e, t, vu, _log2_core, _log2_float, _log2_impl)
 
 
-_RUNTIME_BINS = {_uniform_core: _runtime_bin(_uniform_core, _uniform_f64),
-                 _log2_core: _runtime_bin(_log2_core, _log2_f64)}
+_RUNTIME_BINS = {
+    _uniform_core: _runtime_bin(_uniform_core, _uniform_f64,
+                                COUNTED_OPERATIONS.index("uniform_bin")),
+    _log2_core: _runtime_bin(_log2_core, _log2_f64, COUNTED_OPERATIONS.index("log2_bin"))}
+_LESS = COUNTED_OPERATIONS.index("less")

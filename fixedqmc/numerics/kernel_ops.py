@@ -43,7 +43,8 @@ from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import transcendental as T
 from fixedqmc.numerics.float_exp import exp32, exp64
 from fixedqmc.numerics.float_ops import as_bits
-from fixedqmc.numerics.kernel_core import (binary_overload, count_event, element_random_bits,
+from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, binary_overload, count_event,
+                                           count_operation, element_random_bits,
                                            emit_result, flag_of, float_params, float_result,
                                            format_row, is_bound_context, is_fixed_context,
                                            is_float_format_context, is_runtime_context,
@@ -102,6 +103,11 @@ _BOUND = {"recip": KB.recip, "sqrt": KB.sqrt, "rsqrt": KB.rsqrt, "div": KB.div, 
           "minimum": KB.minimum, "maximum": KB.maximum, "exp": KB.exp, "floor": KB.floor,
           "cos_turns": KB.cos_turns, "sin_turns": KB.sin_turns, "cos": KB.cos, "sin": KB.sin,
           "round_int": KB.round_int}
+# their codes among the operations a profiling context counts
+_UNARY_CODE = COUNTED_OPERATIONS.index("recip")
+_BINARY_CODE = COUNTED_OPERATIONS.index("div")
+assert COUNTED_OPERATIONS[_UNARY_CODE:_UNARY_CODE + len(_UNARY)] == tuple(_UNARY)
+assert COUNTED_OPERATIONS[_BINARY_CODE:_BINARY_CODE + len(_BINARY)] == tuple(_BINARY)
 _SQRT = list(_UNARY).index("sqrt")
 _DIV = list(_BINARY).index("div")
 assert list(_UNARY)[:2] == ["recip", "sqrt"]  # _rt_unary's exact float-format cases
@@ -143,6 +149,7 @@ def _rt_unary(op, e, ra, va, vo):
             return float_result(e, FO.sqrt_bits(a, P, rnd, e[2], e[3], vo), vo)
         return float_result(e, FO.div_bits(_ONE_BITS, a, P, rnd, e[2], e[3], vo), vo)
     if wa <= 0 or wo <= 0:
+        count_operation(e, _UNARY_CODE + op, va, -1, vo)
         x = _f64_unary(op, runtime_value(ra, sa, wa, fa))
         return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)
     r, ev = _raw_unary(op, ra, sa, wa, fa, so, wo, fo, rnd, ovf, rounding_bits(e, vo, rnd))
@@ -162,6 +169,7 @@ def _rt_binary(op, e, ra, va, rb, vb, vo):
                                            float_params(e, vo), rnd, e[2], e[3], vo),
                             vo)
     if wa <= 0 or wb <= 0 or wo <= 0:
+        count_operation(e, _BINARY_CODE + op, va, vb, vo)
         x = _f64_binary(op, runtime_value(ra, sa, wa, fa), runtime_value(rb, sb, wb, fb))
         return runtime_float_into(e, x, vo, so, wo, fo, rnd, ovf)
     r, ev = _raw_binary(op, ra, sa, fa, rb, sb, fb, so, wo, fo, rnd, ovf,

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
@@ -145,6 +146,14 @@ class KernelSet:
         out.precisions = {k: kp.profiling() for k, kp in out.precisions.items()}
         out._profiles = {}
         return out
+
+    def counts(self, name: str) -> list:
+        """The operations the profiling calls of kernel ``name`` counted
+        (:meth:`KernelPrecision.counts`: a row per result variable and operation)."""
+        if self._profiles is None:
+            raise FixedQMCError("operation counts come from a profiling kernel set "
+                                "(KernelSet.profiling())")
+        return self.precisions[name].counts(self.context(name))
 
     def stats(self, name: str, ctx=None, inputs: dict | None = None) -> dict:
         """``{variable: (min, max, max|x|, min nonzero |x|)}`` of the profiling calls of

@@ -19,6 +19,7 @@ from fixedqmc.numerics.fixed import Fixed
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, round_with_events
 from fixedqmc.numerics.float_format import rounding_code as float_rounding_code
 from fixedqmc.numerics import kernel_bound
+from fixedqmc.numerics.kernel_core import COUNTED_OPERATIONS, N_COUNTED
 from fixedqmc.numerics.kernel_elements import N_CHUNKS
 from fixedqmc.numerics.kernel_float import param_rows
 from fixedqmc.numerics.kernel_types import Bounds, FloatFormats, FormatTable, TypedContext
@@ -181,7 +182,7 @@ class KernelPrecision:
         """``{variable: (min, max, max |x|, min nonzero |x|)}`` of a profiling run (the
         variables no operation produced, e.g. kernel inputs, are absent)."""
         n = len(self.spec.variables)
-        stats = ctx[1][:, n:].reshape(N_CHUNKS, n, 4).view(np.float64)
+        stats = ctx[1][:, n:5 * n].reshape(N_CHUNKS, n, 4).view(np.float64)
         out = {}
         for i, name in enumerate(self.spec.names):
             st = stats[:, i]
@@ -189,6 +190,30 @@ class KernelPrecision:
             if lo <= hi:
                 out[name] = (float(lo), float(hi), float(st[:, 2].max()), float(st[:, 3].min()))
         return out
+
+    def counts(self, ctx) -> list:
+        """The operations a profiling run counted: one ``{"variable", "op", "count", "a",
+        "b"}`` per result variable and operation (``a``, ``b``: the operands' variables,
+        several joined by ``|``, ``""`` for none or another kernel's; a comparison is
+        counted under its first operand), in variable then operation order.  Counted:
+        :data:`~fixedqmc.numerics.kernel_core.COUNTED_OPERATIONS`; not counted: loads,
+        constants, stores, ``select`` and accumulator reads (wires, registers and
+        multiplexers)."""
+        n = len(self.spec.variables)
+        cols = ctx[1][:, 5 * n:].reshape(N_CHUNKS, n, N_COUNTED, 3)
+        count = cols[..., 0].sum(axis=0)
+        masks = np.bitwise_or.reduce(cols[..., 1:], axis=0)
+        names = self.spec.names
+
+        def operands(mask: int) -> str:
+            bits = [i for i in range(64) if (mask >> i) & 1]
+            picked = [names[i] for i in bits if i < 63] + (list(names[63:]) if 63 in bits
+                                                           else [])
+            return "|".join(picked)
+
+        return [{"variable": names[v], "op": COUNTED_OPERATIONS[c], "count": int(count[v, c]),
+                 "a": operands(int(masks[v, c, 0])), "b": operands(int(masks[v, c, 1]))}
+                for v in range(n) for c in range(N_COUNTED) if count[v, c]]
 
     def at_runtime(self) -> "KernelPrecision":
         """The same precision with formats read at run time: one compiled kernel serves
@@ -286,11 +311,14 @@ class KernelPrecision:
                     np.uint64(seed), FloatFormats())
         if self.runtime:
             n = len(self.spec.variables)
-            if self.kind == "profile":  # word -1: float64, statistics at column n + 4 i
+            if self.kind == "profile":  # word -1: float64, statistics at column n + 4 i,
+                # then operation counts (kernel_core.count_operation)
                 table = tuple((0, -1, n + 4 * i, 0, 0) for i in range(n))
                 init = np.array([np.inf, -np.inf, 0.0, np.inf]).view(np.int64)
                 events = np.concatenate([np.zeros((N_CHUNKS, n), np.int64),
-                                         np.tile(init, (N_CHUNKS, n))], axis=1)
+                                         np.tile(init, (N_CHUNKS, n)),
+                                         np.zeros((N_CHUNKS, 3 * n * N_COUNTED), np.int64)],
+                                        axis=1)
             else:
                 table = self.table() if self.kind == "formats" else ((0, 0, 0, 0, 0),) * n
                 width = 4 * n if self.float_variables else n

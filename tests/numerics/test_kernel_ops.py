@@ -313,6 +313,15 @@ def test_run_time_float64_and_profiling_contexts():
         lo, hi, _, _ = prof.profile(ctx)["z"]
         seen = np.concatenate([x, y]) if op == "select" else typed  # (select: both converts)
         assert (lo, hi) == (seen.min(), seen.max()), op
+        # each operation counted once per element (select, a multiplexer: its compare and
+        # conversions only)
+        name, binary = {"abs": "abs_"}.get(op, op), op in ("div", "minimum", "maximum")
+        want = ([{"variable": "x", "op": "less", "count": 100, "a": "x", "b": "y"},
+                 {"variable": "z", "op": "convert", "count": 200, "a": "", "b": ""}]
+                if op == "select" else
+                [{"variable": "z", "op": name, "count": 100, "a": "x",
+                  "b": "y" if binary else ""}])
+        assert prof.counts(ctx) == want, op
 
 
 

@@ -15,10 +15,14 @@ add, sub, acc_add             ``W`` LUTs (carry chain); float: ``2 p ceil(log2 2
                               (align and normalise shifters) + ``2 p + 2 E``
 div, recip, sqrt, rsqrt       ``W**2`` LUTs (digit recurrence: a ``W``-bit adder per
                               result bit); float: ``p**2 + 2 E``
-exp                           two ``W x W`` multipliers (three table values multiplied,
-                              seed 001 Appendix B) + ``W``; tables counted as arrays
-cos, sin, cos_turns,          two multipliers and an adder (angle addition)
-sin_turns
+exp                           the LUT exponential of the emulation (seed 001 Appendix
+                              B): five ``W x W`` multipliers (``x log2 e``, the three
+                              table values, ``r ln 2``, their product) + ``2 W`` (an
+                              adder and the final shift), and its own three tables
+                              (4096, 2048 and 2048 words of ``W`` bits)
+cos_turns, sin_turns          the emulation's quarter-wave table (1025 words of ``W``
+                              bits) and angle addition: seven multipliers + ``5 W``
+cos, sin                      the same after ``x / (2 pi)``: eight multipliers
 floor, round_int, abs_,       ``W`` LUTs (float: ``bits``)
 minimum, maximum, select,
 convert, less, bins
@@ -41,10 +45,15 @@ from fixedqmc.cost.blocks import (MEMORY_BLOCKS, MULTIPLIER_BLOCKS, MemoryBlock,
                                   MultiplierBlock, dsp_blocks, memory_blocks)
 from fixedqmc.cost.formats import Operand, operand
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.transcendental import EXP_CHUNK_BITS
 
 ADDS = ("add", "sub", "acc_add")
 ROOTS = ("div", "recip", "sqrt", "rsqrt")
 TRIG = ("cos", "sin", "cos_turns", "sin_turns")
+#: per operator: (multipliers, adders, table entries) of the emulation's methods
+_TABLE_METHODS = {"exp": (5, 2, tuple(1 << b for b in EXP_CHUNK_BITS)),
+                  "cos_turns": (7, 5, (1025,)), "sin_turns": (7, 5, (1025,)),
+                  "cos": (8, 5, (1025,)), "sin": (8, 5, (1025,))}
 SIMPLE = ("floor", "round_int", "abs_", "minimum", "maximum", "select", "convert", "less",
           "uniform_bin", "log2_bin")
 FREE = ("load", "store", "const")
@@ -76,26 +85,27 @@ class FpgaModel:
         return dsp_blocks(pa, sa, pb, sb, self.multiplier), extra
 
     def operator(self, op: str, out: Operand, a: Operand, b: Operand) -> tuple:
-        """``(dsp blocks, luts)`` of one operator ``op`` with result ``out`` and operands
-        ``a``, ``b`` (:data:`OPERATIONS`; rules in the module docstring)."""
+        """``(dsp blocks, luts, memory blocks)`` of one operator ``op`` with result
+        ``out`` and operands ``a``, ``b`` (:data:`OPERATIONS`; rules in the module
+        docstring)."""
         floating = out.kind == "float"
         p, e, w = out.man_bits + 1, out.exp_bits, out.bits
         if op == "mul":
-            return self.multiply(a, b, out)
+            return (*self.multiply(a, b, out), 0)
         if op in ADDS:
-            if floating:
-                return 0.0, 2 * p * ceil(log2(2 * p)) + 2 * p + 2 * e
-            return 0.0, w
+            return 0.0, (2 * p * ceil(log2(2 * p)) + 2 * p + 2 * e) if floating else w, 0
         if op in ROOTS:
-            return 0.0, (p * p + 2 * e) if floating else w * w
-        if op == "exp" or op in TRIG:
+            return 0.0, (p * p + 2 * e) if floating else w * w, 0
+        if op in _TABLE_METHODS:
+            muls, adds, tables = _TABLE_METHODS[op]
             d, lut = self.multiply(out, out, out)
-            d2, lut2 = self.operator("add", out, out, out) if op in TRIG else (0.0, 0)
-            return 2 * d + d2, 2 * lut + lut2 + (0 if op in TRIG else w)
+            add = self.operator("add", out, out, out)[1]
+            memory = sum(memory_blocks(n, w, self.memory) for n in tables)
+            return muls * d, muls * lut + adds * add, memory
         if op in SIMPLE:
-            return 0.0, w
+            return 0.0, w, 0
         if op in FREE:
-            return 0.0, 0
+            return 0.0, 0, 0
         raise FixedQMCError(f"operation {op!r} has no FPGA cost rule; known: "
                             f"{', '.join(OPERATIONS)}")
 
@@ -113,9 +123,9 @@ class FpgaModel:
             a = operand(r.a) if _given(r.a) else out
             b = operand(r.b) if _given(r.b) else a
             n = ceil(float(r.count) / int(cycles))
-            dsp, luts = self.operator(r.op, out, a, b)
+            dsp, luts, memory = self.operator(r.op, out, a, b)
             rows.append({**r._asdict(), "operators": n, "dsp": n * dsp, "luts": n * luts,
-                         "memory": 0})
+                         "memory": n * memory})
         for r in ([] if arrays is None else arrays.itertuples(index=False)):
             blocks = memory_blocks(int(r.entries), operand(r.format).bits, self.memory)
             rows.append({**r._asdict(), "op": "array", "operators": 0, "dsp": 0.0,

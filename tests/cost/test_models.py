@@ -48,6 +48,16 @@ def test_fpga_families_and_lut_multipliers():
     assert m20k["memory"] == 16  # 512 x 40 M20K, 16 deep
 
 
+def test_table_methods_bring_their_multipliers_and_tables():
+    exp = cost(ops(("k", "y", "exp", 2, "Q1.38", "Q3.36", "")))
+    (row,) = exp.itertuples(index=False)
+    # five 40 x 40 products (6 blocks each), an adder and a shift; three tables of 4096,
+    # 2048 and 2048 words: 36 bits as 2K x 9 + 4 bits as 4K x 4 = 9 blocks, then 5 + 5
+    assert (row.dsp, row.luts, row.memory) == (2 * 30, 2 * (5 * 40 + 2 * 40), 2 * 19)
+    trig = totals(cost(ops(("k", "c", "cos_turns", 1, "Q1.38", "Q1.38", ""))))
+    assert trig == {"operators": 1, "dsp": 7 * 6, "luts": 7 * 40 + 5 * 40, "memory": 4}
+
+
 def test_float_operators_use_their_significands():
     bf = ops(("k", "p", "mul", 1, "bfloat16", "bfloat16", "bfloat16"),
              ("k", "s", "add", 1, "bfloat16", "", ""))

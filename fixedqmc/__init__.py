@@ -12,6 +12,12 @@ Error bounds of a one-source kernel at a precision, beside the errors measured
 
     res = fixedqmc.bound_kernel(spec, kernel, {"x": x}, "y", "fixed:24")
     res.table()  # per output: largest error, largest bound, their ratio, the worst element
+
+What a system's data path costs in hardware, from the operations the emulation counted
+(:mod:`fixedqmc.cost`, ``docs/cost_models.md``)::
+
+    counts = fixedqmc.count_operations(system, positions)  # per walker and per move
+    rows = fixedqmc.hardware_cost(system, positions, "fpga-dsp48e2")  # DSP, LUTs, memory
 """
 
 from fixedqmc import _numba_cache, _numba_rounds
@@ -35,10 +41,12 @@ from fixedqmc.numerics.modes import OVERFLOW_MODES, ROUNDING_MODES
 from fixedqmc.numerics.overflow import OverflowLog, default_log
 from fixedqmc.numerics.policy import Precision, PrecisionPolicy, parse_precision
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.qmc.counts import count_operations, hardware_cost
 
 __all__ = [
     "Fixed", "QFormat", "OverflowLog", "default_log", "Precision", "PrecisionPolicy",
     "parse_precision", "add", "sub", "mul", "neg", "cast", "shift", "compare", "fsum",
     "accumulate", "ROUNDING_MODES", "OVERFLOW_MODES", "FixedQMCError", "FormatError",
     "ModeError", "PrecisionSpecError", "FixedOverflowError", "KernelBound", "bound_kernel",
+    "count_operations", "hardware_cost",
 ]

@@ -84,6 +84,29 @@ def cost(ops: pd.DataFrame, arrays: pd.DataFrame | None = None,
     return cost_model(model)(ops, arrays)
 
 
+def with_formats(counts: pd.DataFrame, formats: dict) -> pd.DataFrame:
+    """``counts`` (columns ``kernel``, ``variable``, ``op``, ``count``, ``a``, ``b``: the
+    operands' variables, ``|``-joined where several) with the formats of ``formats``
+    ``{"kernel.variable": format}``: ``result`` the variable's, ``a`` and ``b`` the widest
+    of their variables' (storage bits; empty where none is named).  The input of
+    :func:`cost`."""
+    def fmt(kernel, variable):
+        key = f"{kernel}.{variable}"
+        if key not in formats:
+            raise FixedQMCError(f"no format for {key} among the {len(formats)} given")
+        return formats[key]
+
+    def widest(kernel, names):
+        picked = [fmt(kernel, v) for v in str(names).split("|") if v]
+        return max(picked, key=lambda f: operand(f).bits) if picked else ""
+
+    out = counts.copy()
+    out["result"] = [fmt(k, v) for k, v in zip(counts["kernel"], counts["variable"])]
+    for side in ("a", "b"):
+        out[side] = [widest(k, v) for k, v in zip(counts["kernel"], counts[side])]
+    return out
+
+
 def totals(rows: pd.DataFrame) -> dict:
     """``{resource: total}`` of :func:`cost` rows (the resources the model reported)."""
     return {c: float(rows[c].sum()) for c in RESOURCES if c in rows.columns}
@@ -91,4 +114,4 @@ def totals(rows: pd.DataFrame) -> dict:
 
 __all__ = ["MEMORY_BLOCKS", "MULTIPLIER_BLOCKS", "Device", "FpgaModel", "H100", "Operand",
            "cost", "cost_model", "cost_models", "dsp_blocks", "load_device", "memory_blocks",
-           "multiplier_tiling", "operand", "register_cost_model", "totals"]
+           "multiplier_tiling", "operand", "register_cost_model", "totals", "with_formats"]

@@ -55,6 +55,25 @@ def formats_of(precisions: dict) -> dict:
     return out
 
 
+def merge_counts(*runs: list) -> list:
+    """Operation counts (rows of :meth:`KernelPrecision.counts`) of several runs of one
+    kernel together: counts summed, operand variables joined, in first-seen order."""
+    out: dict = {}
+    for rows in runs:
+        for r in rows:
+            key = (r["variable"], r["op"])
+            if key not in out:
+                out[key] = dict(r)
+                continue
+            m = out[key]
+            m["count"] += r["count"]
+            for side in ("a", "b"):
+                names = [x for x in m[side].split("|") if x]
+                names += [x for x in r[side].split("|") if x and x not in names]
+                m[side] = "|".join(names)
+    return list(out.values())
+
+
 class KernelSet:
     """Kernels ``{name: KernelSpec}`` resolved at ``precision`` (a spec string or policy);
     ``ranges`` ``{kernel: {variable: (lo, hi)}}`` (a range profile) size width-only specs;
@@ -146,6 +165,10 @@ class KernelSet:
         out.precisions = {k: kp.profiling() for k, kp in out.precisions.items()}
         out._profiles = {}
         return out
+
+    def reset_profiles(self) -> None:
+        """Start a profiling set's statistics and operation counts afresh."""
+        self._profiles = {}
 
     def counts(self, name: str) -> list:
         """The operations the profiling calls of kernel ``name`` counted

@@ -51,6 +51,14 @@ linear combination of fixed functions), provides:
     the input sections (a nested dict, e.g. ``{"jastrow": {...}}``) that build the same
     system with parameters ``c``.
 
+**Optional: operation counts** (needed only for costs, :mod:`fixedqmc.qmc.counts`):
+
+``operation_counts(positions, step=)``
+    the operations the profiling contexts counted in a float64 evaluation of ``positions``
+    and in single-particle moves from them: ``{"evaluation": (walkers, {kernel: rows}),
+    "move": (moves, {kernel: rows})}``, rows of
+    :meth:`fixedqmc.numerics.kernel_set.KernelSet.counts` summed over the walkers or moves.
+
 Per-walker state is a dict of arrays whose first axis is the walker axis, so DMC branching
 (:meth:`Walkers.take`) and checkpoints (pickling) treat it like the positions.
 

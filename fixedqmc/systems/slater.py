@@ -277,15 +277,21 @@ class SlaterJastrow:
         walkers.state = self._fresh(self.ks, Ms, pos.shape[0], step)
         return {"inverse_error": err}
 
-    def _profile_sweep(self, ks, positions, sigma: float, step: int) -> dict:
+    def _profile_sweep(self, ks, positions, sigma: float, step: int, *,
+                       counts: dict | None = None) -> dict:
         """Range statistics of every kernel of ``ks`` (a profiling copy) over a float64
         evaluation of ``positions`` and one Metropolis sweep of single-electron moves from
         them (a Gaussian step of ``sigma`` bohr per component, accepted with ``min(1,
         |psi'/psi|**2)`` as in a run: a move forced onto a near-node configuration would
-        inflate the inverse Slater matrices far beyond what sampling reaches)."""
+        inflate the inverse Slater matrices far beyond what sampling reaches).  ``counts``
+        (a dict) receives the operation counts of the evaluation and of the sweep's moves
+        apart (:meth:`operation_counts`; the statistics then cover the moves only)."""
         pos = np.array(positions, np.float64)
         walkers = Walkers(pos.copy(), None)
         walkers.state = self._evaluate(ks, walkers, step).state
+        if counts is not None:
+            counts["evaluation"] = (pos.shape[0], {k: ks.counts(k) for k in self.kernels})
+            ks.reset_profiles()
         rng = np.random.default_rng(step)
         for i in range(self.n_particles):
             new = self.wrap(walkers.positions[:, i] + rng.normal(0.0, sigma, pos[:, i].shape))
@@ -294,7 +300,22 @@ class SlaterJastrow:
                 ok = (prop.outside == 0) & (rng.random(pos.shape[0]) < np.exp(
                     np.minimum(2.0 * prop.log_ratio, 0.0)))
             self._accept(ks, walkers, i, ok, prop)
+        if counts is not None:
+            counts["move"] = (pos.shape[0] * self.n_particles,
+                              {k: ks.counts(k) for k in self.kernels})
         return {k: ks.stats(k) for k in self.kernels}  # encoded inputs included
+
+    def operation_counts(self, positions, *, step: int = 0) -> dict:
+        """The operations of a float64 evaluation of ``positions`` and of one sweep of
+        single-electron moves from them (proposal with the gradient, then acceptance at the
+        sweep's rate: :meth:`_profile_sweep`): ``{"evaluation": (walkers, {kernel:
+        rows}), "move": (moves, {kernel: rows})}``, rows of
+        :meth:`~fixedqmc.numerics.kernel_set.KernelSet.counts` summed over the walkers or
+        the moves (:func:`fixedqmc.qmc.counts.count_operations` divides)."""
+        counts: dict = {}
+        self._profile_sweep(self.ks.profiling(), self.wrap(np.array(positions, np.float64)),
+                            self._profile_step(), step, counts=counts)
+        return counts
 
     def formats(self) -> dict:
         return self.ks.formats()

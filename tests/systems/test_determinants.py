@@ -151,3 +151,31 @@ def test_fixed_point_matches_exact_oracle(spec, runtime):
     assert events == o.events
     if "corr" in spec:  # narrow enough that the update overflows
         assert events["u"] > 0 and events["corr"] > 0, events
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_one_sherman_morrison_update_counts_its_hand_count(n):
+    """Counted by a profiling run: the ratio of a move (n products into one sum), and the
+    update of an n x n inverse (n**2 products into n column sums, the -1 of the moved
+    column, n quotients, n**2 products and differences of the corrected rows)."""
+    rng = np.random.default_rng(n)
+    M, row = rng.normal(size=(1, n, n)), rng.normal(size=(1, n))
+    ks = KernelSet({"determinant": D.determinant_spec(RANGES)}).profiling()
+    _, _, B = D.fresh_inverse(M)
+    enc = lambda v, x: ks.encode("determinant", v, np.array(x))  # noqa: E731
+    inv, rows = enc("inv", B), enc("row", row)
+    ct = ks.context("determinant")
+    dt = ks["determinant"].dtype
+    out_r = np.zeros(1, dt)
+    D.ratio_kernel(ct, rows, inv, 0, np.zeros((1, 0, n), dt), out_r, np.zeros((1, 3), dt))
+    D.update_kernel(ct, rows, inv, 0, np.ones(1, bool), out_r,
+                    np.zeros((N_CHUNKS, 3, n), dt))
+    got = {(r["variable"], r["op"]): (r["count"], r["a"], r["b"])
+           for r in ks.counts("determinant")}
+    assert got == {("prod", "mul"): (n + n * n, "row", "inv"),  # ratio, then the u sums
+                   ("ratio", "acc_add"): (n, "prod", ""),
+                   ("u", "acc_add"): (n * n, "prod", ""),
+                   ("u", "sub"): (1, "u", "u"),
+                   ("uq", "div"): (n, "u", "ratio"),
+                   ("corr", "mul"): (n * n, "inv", "uq"),
+                   ("inv", "sub"): (n * n, "inv", "corr")}

@@ -45,7 +45,8 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
-from fixedqmc.numerics.kernel_set import formats_of, host_stats, merge_stats, step_seed
+from fixedqmc.numerics.kernel_set import (formats_of, host_stats, merge_counts, merge_stats,
+                                          step_seed)
 from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.numerics.vectorise import vectorised
@@ -308,14 +309,7 @@ class HeliumCluster:
         ``positions``, table constants and coefficients on the tables' own values; a variable
         that is both (the table's region starts are loaded into ``s``) covers both."""
         pos = self.check_positions(positions)
-        clone = copy.copy(self)
-        clone.specialise = False
-        clone.sources = {k: "table" for k in self.sources}
-        clone.precisions = {k: spec.resolve("float64").profiling()
-                            for k, spec in self.specs.items()}
-        clone.log = OverflowLog()
-        clone._sources = clone._kernel_sources()
-        clone.runtime, clone._compiled = True, False
+        clone = self._profiling_clone()
         clone.evaluate(pos, step=step)
         inputs = {("distance", "x"): pos, ("wavefunction", "s_max"): [self.tables["T2"].s_max]}
         for kernel, table, prefix in self.TABLE_USES:
@@ -329,6 +323,40 @@ class HeliumCluster:
                     stats[v.name] = merge_stats(stats.get(v.name), host_stats(inputs[k, v.name]))
             out[k] = stats
         return out
+
+    def _profiling_clone(self) -> "HeliumCluster":
+        """This cluster with every kernel profiling in float64, from tables."""
+        clone = copy.copy(self)
+        clone.specialise = False
+        clone.sources = {k: "table" for k in self.sources}
+        clone.precisions = {k: spec.resolve("float64").profiling()
+                            for k, spec in self.specs.items()}
+        clone.log = OverflowLog()
+        clone._sources = clone._kernel_sources()
+        clone.runtime, clone._compiled = True, False
+        return clone
+
+    def operation_counts(self, positions, *, step: int = 0) -> dict:
+        """The operations of a float64 evaluation of ``positions`` (potential, kinetic
+        term, wave function, from tables) and of one move of each atom of each walker (a
+        Gaussian step of 0.1 A per component: the proposal's kernels; acceptance runs
+        none): ``{"evaluation": (walkers, {kernel: rows}), "move": (moves, {kernel:
+        rows})}`` (rows of :meth:`~fixedqmc.numerics.kernel_spec.KernelPrecision.counts`,
+        summed; :func:`fixedqmc.qmc.counts.count_operations` divides)."""
+        pos = self.check_positions(positions)
+        clone = self._profiling_clone()
+        clone.evaluate(pos, step=step)
+        evaluation = {k: clone.precisions[k].counts(c)
+                      for k, c in zip(KERNEL_NAMES, clone.last_contexts)}
+        rng = np.random.default_rng(step)
+        moves = {k: [] for k in KERNEL_NAMES}
+        for i in range(self.n_atoms):
+            clone.atom_move(pos, i, pos[:, i] + rng.normal(0.0, 0.1, pos[:, i].shape),
+                            step=step)
+            for k, c in zip(KERNEL_NAMES, clone.last_contexts):
+                moves[k] = merge_counts(moves[k], clone.precisions[k].counts(c))
+        return {"evaluation": (pos.shape[0], evaluation),
+                "move": (pos.shape[0] * self.n_atoms, moves)}
 
     def _analytic_source(self, kernel: str, table: str) -> tuple:
         """``(function, coefficients)`` of the compiled analytic form, in the kernel's type."""
@@ -458,6 +486,7 @@ class HeliumCluster:
         kp = self.precisions
         seed = step_seed(self.seed, step)
         ctx = self._contexts(seed)
+        self.last_contexts = ctx
         x = kp["distance"].encode("x", pos, seed, self.log)
         xn = kp["distance"].encode("x", new, seed, self.log)
         nw = pos.shape[0]

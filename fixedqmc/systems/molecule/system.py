@@ -190,7 +190,12 @@ class Molecule(SlaterJastrow):
         (:meth:`SlaterJastrow._profile_sweep`)."""
         ks = self.ks.profiling()
         self._nuclear_repulsion(ks)
-        return self._profile_sweep(ks, positions, 0.3, step)
+        return self._profile_sweep(ks, positions, self._profile_step(), step)
+
+    @staticmethod
+    def _profile_step() -> float:
+        """The Gaussian step (bohr) of the profiling sweep's moves."""
+        return 0.3
 
 
 # ---------------------------------------------------------------- declared ranges --

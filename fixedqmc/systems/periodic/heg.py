@@ -270,7 +270,11 @@ class ElectronGas(SlaterJastrow):
         Metropolis sweep of single-electron moves (steps of r_s / 2) from them
         (:meth:`SlaterJastrow._profile_sweep`)."""
         pos = self.wrap(np.array(positions, np.float64))
-        return self._profile_sweep(self.ks.profiling(), pos, 0.5 * self.r_s, step)
+        return self._profile_sweep(self.ks.profiling(), pos, self._profile_step(), step)
+
+    def _profile_step(self) -> float:
+        """The Gaussian step (bohr) of the profiling sweep's moves: r_s / 2."""
+        return 0.5 * self.r_s
 
     @property
     def r_s(self) -> float:

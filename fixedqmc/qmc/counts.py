@@ -1,0 +1,60 @@
+"""Operation counts of a system, measured by the emulation, and what they cost in hardware.
+
+``count_operations(system, positions)`` asks a system for the operations of a float64
+evaluation of ``positions`` and of single-particle moves from them (the optional protocol
+member ``operation_counts``: :mod:`fixedqmc.qmc.system`), counted by the profiling
+contexts (``docs/cost_models.md``), and returns them per walker (an evaluation) or per move.
+``hardware_cost(system, positions, model)`` puts the system's own formats beside them and
+prices them with a cost model of :mod:`fixedqmc.cost`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fixedqmc.cost import DEFAULT_MODEL, cost, with_formats
+from fixedqmc.errors import FixedQMCError
+
+#: the stages a system counts, and what a count is per
+STAGES = {"evaluation": "walker", "move": "move"}
+COLUMNS = ("stage", "kernel", "variable", "op", "count", "a", "b")
+
+
+def count_operations(system, positions, *, step: int = 0) -> pd.DataFrame:
+    """The operations of ``system`` at ``positions`` (n_w, N, 3): one row per stage
+    (``evaluation``: per walker, a local-energy evaluation with its gradient; ``move``: per
+    single-particle move), kernel, result variable and operation, with the operands'
+    variables ``a``, ``b`` (``|``-joined where several) and the mean ``count``."""
+    counter = getattr(system, "operation_counts", None)
+    if not callable(counter):
+        raise FixedQMCError(f"system {type(system).__name__} does not count its operations: "
+                            "it needs the optional protocol member operation_counts("
+                            "positions, step=) (fixedqmc.qmc.system)")
+    positions = np.asarray(positions, np.float64)
+    if positions.ndim != 3 or positions.shape[0] < 1:
+        raise FixedQMCError(f"positions must have shape (n_walkers >= 1, N, 3), got "
+                            f"{positions.shape}")
+    counted = counter(positions, step=step)
+    rows = []
+    for stage in STAGES:
+        if stage not in counted:
+            raise FixedQMCError(f"system {type(system).__name__}: operation_counts returned "
+                                f"no {stage!r} stage (it must give {', '.join(STAGES)})")
+        n, kernels = counted[stage]
+        for kernel, kernel_rows in kernels.items():
+            for r in kernel_rows:
+                rows.append({"stage": stage, "kernel": kernel, **r,
+                             "count": r["count"] / n})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def hardware_cost(system, positions, model: str = DEFAULT_MODEL, *, step: int = 0,
+                  stage: str = "evaluation") -> pd.DataFrame:
+    """The cost rows (:func:`fixedqmc.cost.cost`) of one ``stage`` of ``system``'s
+    operations (per walker or per move) in the system's own formats (``system.formats()``:
+    its precision, width-only specs sized by its ranges)."""
+    if stage not in STAGES:
+        raise FixedQMCError(f"stage {stage!r}; allowed: {', '.join(STAGES)}")
+    counts = count_operations(system, positions, step=step)
+    return cost(with_formats(counts[counts["stage"] == stage], system.formats()), model=model)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fixedqmc.cost import (H100, cost, cost_model, cost_models, operand, register_cost_model,
-                           totals)
+                           totals, with_formats)
 from fixedqmc.cost.fpga import FPGA_MODELS
 from fixedqmc.cost.gpu import format_class, load_device
 from fixedqmc.errors import FixedQMCError
@@ -149,3 +149,13 @@ def test_a_user_model_is_registered_like_a_system():
     finally:
         from fixedqmc import cost as C
         C._MODELS.pop("flat-7")
+
+
+def test_counts_take_their_variables_formats_the_widest_for_several():
+    counts = pd.DataFrame([{"kernel": "k", "variable": "s", "op": "add", "count": 3,
+                            "a": "x|s", "b": ""}])
+    formats = {"k.s": "Q4.35", "k.x": "Q1.20", "k.y": "bfloat16"}
+    row = with_formats(counts, formats).iloc[0]
+    assert (row["result"], row["a"], row["b"]) == ("Q4.35", "Q4.35", "")
+    with pytest.raises(FixedQMCError, match="no format for k.s"):
+        with_formats(counts, {"k.x": "Q1.20"})

@@ -254,11 +254,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 mode=args.mode, sets=_sets(args), output=args.output, workers=args.workers,
                 scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
                 profile=args.profile_from, worker_wait=args.worker_wait,
-                mantissas=args.mantissas, formats=args.formats)
+                mantissas=args.mantissas, formats=args.formats, cost_model=args.cost_model)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
                          "full_acceptance") if c in res.table]
+    cols += [c for c in ("cost_dsp", "cost_luts", "cost_memory", "cost_seconds")
+             if c in res.table]
     cols += ["overflow_events", "wall_time_s"]
     table = res.table[cols].rename(columns={
         c: f"{c} ({unit})" for c in cols if c.endswith(("_diff", "_error"))})
@@ -267,7 +269,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     answer = ["kernels"] + [c for c in ("narrowest_width", "narrowest_width_paired",
                                         "narrowest_width_full") if c in res.answer and swept]
     answer += [c for c in ("narrowest_mantissa", "narrowest_mantissa_paired",
-                           "narrowest_mantissa_full", "passing_formats", "note")
+                           "narrowest_mantissa_full", "passing_formats", "cost_at_width",
+                           "note")
                if c in res.answer]
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.max_colwidth", 120, "display.float_format", "{:.4g}".format):
@@ -277,7 +280,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"rule ({res.summary['mode']}): {res.answer.rule.iloc[0]}, tolerance "
           f"{res.summary['tolerance']:g} {unit}; float64 energy "
           f"{res.summary['float64_energy']:.6g} +/- {res.summary['float64_error']:.2g} {unit}")
-    print(f"results in {res.output}/ (sweep.parquet, sweep.csv, answer.json, sweep.png)")
+    print(f"costs: {res.summary['cost_model']} (docs/cost_models.md), per walker evaluation")
+    print(f"results in {res.output}/ (sweep.parquet, sweep.csv, answer.json, sweep.png, "
+          "pareto.png, counts.csv)")
     return 0
 
 
@@ -357,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "many seconds without a worker (default 300)")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
+    sw.add_argument("--cost-model", default="fpga-dsp48e2", metavar="MODEL",
+                    help="the cost beside every point (docs/cost_models.md): fpga-dsp48e2 "
+                         "(default), fpga-dsp58, fpga-intel27x27, fpga-intel18x19, fpga-lut, "
+                         "gpu-h100, gpu:<device.toml> or a registered model")
     sw.add_argument("--profile-from", default=None, metavar="SWEEP_FOLDER",
                     help="size the formats from a finished sweep's range profile instead of "
                          "this sweep's samples (one set of formats for several sweeps)")

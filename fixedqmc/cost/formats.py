@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat
@@ -40,17 +41,27 @@ def operand(fmt) -> Operand:
     """The :class:`Operand` of a :class:`QFormat`, a :class:`FloatFormat` or a spec string
     (``Q3.36``, ``fixed:UQ0.24``, ``bfloat16``, ``float:e5m10``, ``float64``)."""
     if isinstance(fmt, str):
-        text = fmt.strip()
-        if text in NAMED_FORMATS:
-            fmt = NAMED_FORMATS[text]
-        else:
-            try:
-                fmt = parse_precision_item(text if ":" in text else f"fixed:{text}").fmt
-            except FixedQMCError as err:
-                raise FixedQMCError(f"format {fmt!r} is not a format: {err}") from None
-            if fmt is None:
-                raise FixedQMCError(f"format {text!r} has no fixed size (a width-only spec); "
-                                    "give a resolved format such as Q3.36 or bfloat16")
+        return _parsed(fmt)
+    return _operand(fmt)
+
+
+@lru_cache(maxsize=1024)
+def _parsed(text: str) -> Operand:
+    """The :class:`Operand` of a spec string (parsed once per string)."""
+    text = text.strip()
+    if text in NAMED_FORMATS:
+        return _operand(NAMED_FORMATS[text])
+    try:
+        fmt = parse_precision_item(text if ":" in text else f"fixed:{text}").fmt
+    except FixedQMCError as err:
+        raise FixedQMCError(f"format {text!r} is not a format: {err}") from None
+    if fmt is None:
+        raise FixedQMCError(f"format {text!r} has no fixed size (a width-only spec); give a "
+                            "resolved format such as Q3.36 or bfloat16")
+    return _operand(fmt)
+
+
+def _operand(fmt) -> Operand:
     if isinstance(fmt, QFormat):
         return Operand("fixed", fmt.word_bits, fmt.signed)
     if isinstance(fmt, FloatFormat):

@@ -94,6 +94,8 @@ import numpy as np
 import pandas as pd
 
 from fixedqmc import jsonio
+from fixedqmc.cost import DEFAULT_MODEL
+from fixedqmc.cost import cost_model as find_cost_model
 from fixedqmc.errors import FixedQMCError, FloatRangeWarning
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
 from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
@@ -103,6 +105,8 @@ from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
+from fixedqmc.sweep.costs import (answer_costs, check_model, plot_pareto, point_costs,
+                                  sweep_counts)
 from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_state,
                                   read_state, seal_json, write_atomic, write_state)
 
@@ -533,7 +537,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
           workers: int | None = None, client=None, scheduler: str | None = None,
           float32: bool = True, progress: bool | None = None, units: str | None = None,
           profile=None, worker_wait: float | None = None, mantissas=None,
-          formats=None) -> SweepResult:
+          formats=None, cost_model: str = DEFAULT_MODEL) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
     ``widths`` (:func:`parse_widths`; default ``"16:48:4"`` when neither ``mantissas`` nor
@@ -552,6 +556,9 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     ``worker_wait``: on a Dask cluster, the seconds to wait while the scheduler has no
     worker (default :data:`WORKER_WAIT_S`) before the sweep stops with a clear error; the
     finished points are kept, and the same call resumes.
+
+    ``cost_model``: the model of :mod:`fixedqmc.cost` that prices every point at its
+    formats (:mod:`fixedqmc.sweep.costs`; default FPGA DSP48E2).
 
     ``tolerance`` is in ``units`` (default: the system's energy unit, K for helium).
     ``output`` defaults to ``<input output>/sweep``.  ``workers``: local worker processes
@@ -576,6 +583,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     widths = [] if widths is None else parse_widths(widths)
     mantissas = [] if mantissas is None else parse_mantissas(mantissas)
     formats = [] if formats is None else parse_formats(formats)
+    find_cost_model(cost_model)  # an unknown model, before any work
     client = _client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
     out = Path(output or Path(config["output"]) / "sweep")
@@ -604,6 +612,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
         reference = _reference(config, out, system, progress, digest)
         if sizing is not None:
             reference = replace(reference, profile=sizing)
+        counts = sweep_counts(system, reference.samples)
+        check_model(cost_model, counts, system.formats())
         tasks = [Point(k, w) for k in kernel_sets for w in widths]
         tasks += [Point(k, mantissa=m) for k in kernel_sets for m in mantissas]
         tasks += [Point(k, format=f) for k in kernel_sets for f in formats]
@@ -626,7 +636,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
             bar.close()
         return _finish(config, [rows[p.key] for p in tasks], reference, tolerance, mode,
                        out, unit, sizing is not None,
-                       swept={"widths": widths, "mantissas": mantissas, "formats": formats})
+                       swept={"widths": widths, "mantissas": mantissas, "formats": formats},
+                       costs=(counts, cost_model))
     finally:
         lock.release()
 
@@ -802,7 +813,8 @@ ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy
 
 
 def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, unit: str,
-            given_profile: bool = False, swept: dict | None = None) -> SweepResult:
+            given_profile: bool = False, swept: dict | None = None,
+            costs: tuple | None = None) -> SweepResult:
     from fixedqmc.qmc.registry import get_plugin
     f = get_plugin(config["system"]["kind"]).units.factor(unit)
     table = pd.DataFrame(rows)
@@ -817,7 +829,12 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
     for c in ENERGY_COLUMNS:
         if c in table:
             table[c] = table[c] * f
+    counts, model = costs if costs is not None else (None, None)
+    if counts is not None:
+        table = pd.concat([table, point_costs(table, counts, model)], axis=1)
     answers = _answers(table, tolerance, mode, unit, swept)
+    if counts is not None:
+        answer_costs(table, answers)
     answer = pd.DataFrame(answers)
     swept = swept or {}
     summary = {"input_hash": input_hash(config), "mode": mode, "energy_unit": unit,
@@ -829,7 +846,7 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
                "samples": list(reference.samples.shape), "answer": answers,
                "profile": reference.profile.to_json(),
                "profile_source": "given" if given_profile else "samples",
-               "input": config}
+               "cost_model": model, "input": config}
     with atomic_output(out / "sweep.parquet") as tmp:
         table.to_parquet(tmp, index=False)
     with atomic_output(out / "sweep.csv") as tmp:
@@ -839,6 +856,12 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
     write_atomic(out / "answer.json", jsonio.dumps(summary, indent=2).encode())
     with atomic_output(out / "sweep.png") as tmp:
         plot_sweep(table, tolerance, mode, tmp, unit=unit, answers=answers)
+    if counts is not None:
+        with atomic_output(out / "counts.csv") as tmp:
+            counts.to_csv(tmp, index=False)
+        with atomic_output(out / "pareto.png") as tmp:
+            plot_pareto(table, tolerance, rule_value, "full" if mode == "full" else "paired",
+                        tmp, unit=unit, model=model, answers=answers)
     return SweepResult(table, answer, summary, out)
 
 

@@ -23,6 +23,7 @@ def by_key(frame, stage, kernels):
                                                 part["count"])}
 
 
+@pytest.mark.xdist_group("helium-profile")  # compiles the profiling kernels of test_profile
 def test_helium_counts_scale_with_the_pairs_and_the_partners_of_a_move():
     """Per walker, the distance and potential kernels work once per pair (3 pairs in He3, 6
     in He4); a move of one atom once per partner (2 and 3)."""
@@ -44,6 +45,7 @@ def test_helium_counts_scale_with_the_pairs_and_the_partners_of_a_move():
         assert all(four[k] == ratio * three[k] for k in three), (stage, three, four)
 
 
+@pytest.mark.xdist_group("helium-profile")
 def test_a_cost_of_helium_in_its_formats():
     system = helium(3, "fixed:32")
     pos = system.initial_positions(4, np.random.default_rng(0))
@@ -66,6 +68,7 @@ def test_a_system_without_counts_is_refused():
         count_operations(Bare(), np.zeros((1, 2, 3)))
 
 
+@pytest.mark.xdist_group("periodic")  # the electron gas's kernels: with tests/systems/periodic
 def test_a_move_of_the_electron_gas_counts_one_ratio_and_accepted_updates():
     """14 electrons, 7 per spin: a move's ratio is a dot product of 7 terms; an accepted
     move's update adds 7 x 7 terms into the u sums and subtracts 1 once, so per move the u

@@ -1,4 +1,4 @@
-"""Sweeps: the paired estimate's trend, resume, Dask equality, figure and bad input."""
+"""Sweeps: the paired estimate's trend, resume, Dask equality, figure, costs and bad input."""
 
 import json
 import shutil
@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fixedqmc.cost import cost, totals, with_formats
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.sweep import sweep
+from fixedqmc.sweep.costs import point_costs
 from fixedqmc.sweep.sweep import narrowest_width, paired_blind, parse_kernels, parse_widths
 
 SMALL = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
@@ -404,3 +406,46 @@ def test_a_sweep_whose_only_dask_worker_is_killed_stops_clearly(small_sweep, tmp
     res = _resume(folder, progress=False)
     pd.testing.assert_frame_equal(res.table[POINT_COLS], small_sweep.table[POINT_COLS],
                                   check_exact=True)
+
+
+# -- costs (fixedqmc.sweep.costs) ------------------------------------------------------
+def test_every_point_is_priced_at_its_own_formats(small_sweep):
+    t, out = small_sweep.table, small_sweep.output
+    counts = pd.read_csv(out / "counts.csv", keep_default_na=False)
+    assert {"kernel", "variable", "op", "count", "a", "b"} <= set(counts.columns)
+    assert small_sweep.summary["cost_model"] == "fpga-dsp48e2"
+    for _, row in t.iterrows():  # the columns are the model's totals at the row's formats
+        formats = json.loads(row["formats"])
+        part = counts[counts["kernel"].isin({k.split(".")[0] for k in formats})]
+        want = totals(cost(with_formats(part, formats)))
+        assert {r: row[f"cost_{r}"] for r in want} == pytest.approx(want)
+    for k, grp in t.groupby("kernels"):  # wider words never cost less
+        grp = grp.sort_values("width")
+        assert (np.diff(grp["cost_dsp"]) >= 0).all() and (np.diff(grp["cost_luts"]) > 0).all()
+    whole = t[t.kernels == "all"].set_index("width")["cost_luts"]
+    alone = t[t.kernels == "potential"].set_index("width")["cost_luts"]
+    assert (whole > alone).all()  # every kernel's data path costs more than one's
+    for a in json.loads((out / "answer.json").read_text())["answer"]:
+        if a["narrowest_width"] is not None:
+            row = t[(t.kernels == a["kernels"]) & (t.width == a["narrowest_width"])].iloc[0]
+            assert a["cost_at_width"]["dsp"] == row["cost_dsp"]
+    assert (out / "pareto.png").stat().st_size > 0
+
+
+def test_a_model_that_cannot_price_a_point_says_why_in_its_row(small_sweep):
+    counts = pd.read_csv(small_sweep.output / "counts.csv", keep_default_na=False)
+    rows = point_costs(small_sweep.table, counts, "gpu-h100")  # no integer rates
+    assert rows["cost_note"].str.contains("no peak rate for 'int").all()
+    t = small_sweep.table
+    floats = t.assign(formats=[json.dumps(dict.fromkeys(json.loads(f), "bfloat16"))
+                               for f in t.formats])  # every variable in bfloat16
+    gpu = point_costs(floats, counts, "gpu-h100")
+    assert (gpu["cost_flops"] > 0).all() and (gpu["cost_seconds"] > 0).all()
+    assert "cost_note" not in gpu
+
+
+def test_an_unknown_cost_model_is_refused_before_any_work(tmp_path):
+    with pytest.raises(FixedQMCError, match="unknown cost model 'asic'"):
+        sweep(overrides={**SMALL, "output": str(tmp_path / "x")}, widths="20",
+              cost_model="asic", workers=1, progress=False)
+    assert not (tmp_path / "x").exists()

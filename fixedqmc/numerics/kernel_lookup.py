@@ -17,9 +17,10 @@ from fixedqmc.numerics import kernel_float as KF
 from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics import kernel_bound as KB
-from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_event, count_operation, emit_result, flag_of, float_from_bits,
-                                           format_row, is_fixed_context,
-                                           is_float_format_context, is_runtime_context,
+from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_event, count_operation,
+                                           emit_result, flag_of, float_from_bits, format_row,
+                                           is_fixed_context, is_float_format_context,
+                                           is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
                                            runtime_format, runtime_value, is_bound_context)
 

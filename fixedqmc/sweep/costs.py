@@ -68,10 +68,16 @@ def answer_costs(table: pd.DataFrame, answers: list) -> None:
     resources = [c for c in table if c.startswith("cost_") and c != "cost_note"]
     for a in answers:
         w = a.get("narrowest_width")
-        rows = table[(table["kernels"] == a["kernels"]) & (table["width"] == w)] \
-            if w is not None else table[:0]
+        rows = table[(table["kernels"] == a["kernels"]) & _at(table["width"], w)]
         a["cost_at_width"] = ({c[5:]: float(rows[c].iloc[0]) for c in resources}
                               if len(rows) else None)
+
+
+def _at(widths: pd.Series, w) -> pd.Series:
+    """Rows at width ``w`` (none for None; float32 and float-format rows have no width)."""
+    if w is None:
+        return pd.Series(False, index=widths.index)
+    return (widths == w).fillna(False).astype(bool)
 
 
 def plot_pareto(table: pd.DataFrame, tolerance: float, rule_value, estimate: str, path=None,
@@ -94,7 +100,7 @@ def plot_pareto(table: pd.DataFrame, tolerance: float, rule_value, estimate: str
             ok = np.isfinite(x) & np.isfinite(y) & (y > 0)
             color = colors[i % len(colors)]
             ax.scatter(x[ok], y[ok], s=18, color=color, label=k)
-            pick = ok & (grp["width"] == chosen.get(k)).to_numpy(bool)
+            pick = ok & _at(grp["width"], chosen.get(k)).to_numpy(bool)
             ax.scatter(x[pick], y[pick], s=120, facecolors="none", edgecolors=color, lw=1.5)
         ax.set_yscale("log")
     ax.axhline(tolerance, color="green", lw=1.2, label=f"tolerance {tolerance:g} {unit}")

@@ -449,3 +449,18 @@ def test_an_unknown_cost_model_is_refused_before_any_work(tmp_path):
         sweep(overrides={**SMALL, "output": str(tmp_path / "x")}, widths="20",
               cost_model="asic", workers=1, progress=False)
     assert not (tmp_path / "x").exists()
+
+
+def test_costs_of_a_table_with_a_float32_row_and_no_answer():
+    """A float32 row has no width: the answer's cost and the figure skip it."""
+    from fixedqmc.sweep.costs import answer_costs, plot_pareto
+    from fixedqmc.sweep.sweep import rule_value
+    t = pd.DataFrame({"kernels": ["all"] * 3, "width": pd.array([20, 28, None], "Int64"),
+                      "paired_diff": [0.1, 0.001, 0.0005], "paired_error": [0.001] * 3,
+                      "cost_dsp": [6.0, 9.0, 4.0], "cost_luts": [100.0, 150.0, 900.0]})
+    answers = [{"kernels": "all", "narrowest_width": 28}, {"kernels": "x"}]
+    answer_costs(t, answers)
+    assert answers[0]["cost_at_width"] == {"dsp": 9.0, "luts": 150.0}
+    assert answers[1]["cost_at_width"] is None
+    fig = plot_pareto(t, 0.01, rule_value, "paired", answers=answers)
+    assert "dsp" in fig.axes[0].get_xlabel()

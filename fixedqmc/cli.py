@@ -280,7 +280,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"rule ({res.summary['mode']}): {res.answer.rule.iloc[0]}, tolerance "
           f"{res.summary['tolerance']:g} {unit}; float64 energy "
           f"{res.summary['float64_energy']:.6g} +/- {res.summary['float64_error']:.2g} {unit}")
-    print(f"costs: {res.summary['cost_model']} (docs/cost_models.md), per walker evaluation")
+    print(f"costs: {res.summary['cost_model']} (docs/cost_models.md), per walker evaluation"
+          if res.summary["cost_model"] else
+          "costs: none (the system does not count its operations: operation_counts)")
     print(f"results in {res.output}/ (sweep.parquet, sweep.csv, answer.json, sweep.png, "
           "pareto.png, counts.csv)")
     return 0

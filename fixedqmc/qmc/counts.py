@@ -19,6 +19,7 @@ from fixedqmc.errors import FixedQMCError
 #: the stages a system counts, and what a count is per
 STAGES = {"evaluation": "walker", "move": "move"}
 COLUMNS = ("stage", "kernel", "variable", "op", "count", "a", "b")
+ARRAY_COLUMNS = ("kernel", "array", "entries", "variable")
 
 
 def count_operations(system, positions, *, step: int = 0) -> pd.DataFrame:
@@ -26,6 +27,13 @@ def count_operations(system, positions, *, step: int = 0) -> pd.DataFrame:
     (``evaluation``: per walker, a local-energy evaluation with its gradient; ``move``: per
     single-particle move), kernel, result variable and operation, with the operands'
     variables ``a``, ``b`` (``|``-joined where several) and the mean ``count``."""
+    return operations_and_arrays(system, positions, step=step)[0]
+
+
+def operations_and_arrays(system, positions, *, step: int = 0) -> tuple:
+    """``(operations, arrays)``: :func:`count_operations`' frame and the constant arrays
+    the system's data path stores (tables, coefficients: ``kernel``, ``array``,
+    ``entries``, ``variable``; none for a system that names none)."""
     counter = getattr(system, "operation_counts", None)
     if not callable(counter):
         raise FixedQMCError(f"system {type(system).__name__} does not count its operations: "
@@ -46,15 +54,27 @@ def count_operations(system, positions, *, step: int = 0) -> pd.DataFrame:
             for r in kernel_rows:
                 rows.append({"stage": stage, "kernel": kernel, **r,
                              "count": r["count"] / n})
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    arrays = pd.DataFrame(counted.get("arrays", []), columns=list(ARRAY_COLUMNS))
+    return pd.DataFrame(rows, columns=list(COLUMNS)), arrays
+
+
+def arrays_with_formats(arrays: pd.DataFrame, formats: dict) -> pd.DataFrame:
+    """``arrays`` of the kernels ``formats`` ``{"kernel.variable": format}`` names, each
+    with its variable's ``format`` (the input of :func:`fixedqmc.cost.cost`)."""
+    kernels = {k.split(".")[0] for k in formats}
+    part = arrays[arrays["kernel"].isin(kernels)]
+    return part.assign(format=[formats[f"{k}.{v}"] for k, v in zip(part["kernel"],
+                                                                     part["variable"])])
 
 
 def hardware_cost(system, positions, model: str = DEFAULT_MODEL, *, step: int = 0,
                   stage: str = "evaluation") -> pd.DataFrame:
     """The cost rows (:func:`fixedqmc.cost.cost`) of one ``stage`` of ``system``'s
-    operations (per walker or per move) in the system's own formats (``system.formats()``:
-    its precision, width-only specs sized by its ranges)."""
+    operations (per walker or per move) and of the arrays it stores, in the system's own
+    formats (``system.formats()``: its precision, width-only specs sized by its ranges)."""
     if stage not in STAGES:
         raise FixedQMCError(f"stage {stage!r}; allowed: {', '.join(STAGES)}")
-    counts = count_operations(system, positions, step=step)
-    return cost(with_formats(counts[counts["stage"] == stage], system.formats()), model=model)
+    counts, arrays = operations_and_arrays(system, positions, step=step)
+    formats = system.formats()
+    return cost(with_formats(counts[counts["stage"] == stage], formats),
+                arrays_with_formats(arrays, formats), model=model)

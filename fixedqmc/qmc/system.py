@@ -57,7 +57,10 @@ linear combination of fixed functions), provides:
     the operations the profiling contexts counted in a float64 evaluation of ``positions``
     and in single-particle moves from them: ``{"evaluation": (walkers, {kernel: rows}),
     "move": (moves, {kernel: rows})}``, rows of
-    :meth:`fixedqmc.numerics.kernel_set.KernelSet.counts` summed over the walkers or moves.
+    :meth:`fixedqmc.numerics.kernel_set.KernelSet.counts` summed over the walkers or moves,
+    and optionally ``"arrays"``: the constant arrays the data path stores, ``[{"kernel",
+    "array", "entries", "variable"}]`` (tables, coefficients; priced in their variable's
+    format).
 
 Per-walker state is a dict of arrays whose first axis is the walker axis, so DMC branching
 (:meth:`Walkers.take`) and checkpoints (pickling) treat it like the positions.

@@ -1,8 +1,8 @@
 """What each sweep point costs in hardware (``docs/cost_models.md``).
 
 The operations of one local-energy evaluation are counted once per sweep, on the float64
-system and walkers of the reference's last block (:func:`sweep_counts`); each point is
-priced at its own formats (the ``formats`` of its row: the variables of its kernel set) by
+system and walkers of the reference's last block, with the constant arrays the data path
+stores (:func:`sweep_counts`); each point is priced at its own formats (the ``formats`` of its row: the variables of its kernel set) by
 a cost model (:func:`point_costs`), the answer gets the cost of its chosen width, and
 ``pareto.png`` shows cost against what the answer rule compares with the tolerance.
 """
@@ -16,7 +16,7 @@ import pandas as pd
 
 from fixedqmc.cost import RESOURCES, cost, totals, with_formats
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.qmc.counts import count_operations
+from fixedqmc.qmc.counts import arrays_with_formats, operations_and_arrays
 
 #: walkers of the reference's last block whose operations are counted (counts are means
 #: per walker; a few walkers give them to within the spread of the loops' lengths)
@@ -25,19 +25,26 @@ COUNT_WALKERS = 8
 PRIMARY = ("dsp", "seconds", "luts", "memory", "flops", "bytes", "operators")
 
 
-def sweep_counts(system, samples: np.ndarray) -> pd.DataFrame:
-    """The operations of one local-energy evaluation per walker (the ``evaluation`` stage
-    of :func:`~fixedqmc.qmc.counts.count_operations`) on the last block of ``samples``
-    (n_blocks, n_walkers, N, 3), at most :data:`COUNT_WALKERS` walkers."""
-    counts = count_operations(system, samples[-1][:COUNT_WALKERS])
-    return counts[counts["stage"] == "evaluation"].drop(columns="stage").reset_index(drop=True)
+def sweep_counts(system, samples: np.ndarray) -> tuple | None:
+    """``(operations, arrays)``: the operations of one local-energy evaluation per walker
+    (the ``evaluation`` stage of :func:`~fixedqmc.qmc.counts.operations_and_arrays`) on the
+    last block of ``samples`` (n_blocks, n_walkers, N, 3), at most :data:`COUNT_WALKERS`
+    walkers, and the arrays the system stores; None for a system that does not count its
+    operations (the optional protocol member ``operation_counts``)."""
+    if not callable(getattr(system, "operation_counts", None)):
+        return None
+    counts, arrays = operations_and_arrays(system, samples[-1][:COUNT_WALKERS])
+    counts = counts[counts["stage"] == "evaluation"].drop(columns="stage")
+    return counts.reset_index(drop=True), arrays
 
 
-def point_costs(table: pd.DataFrame, counts: pd.DataFrame, model: str) -> pd.DataFrame:
+def point_costs(table: pd.DataFrame, counts: tuple, model: str) -> pd.DataFrame:
     """``cost_<resource>`` columns (:data:`fixedqmc.cost.RESOURCES` the model reports) per
-    row of a sweep ``table``: the operations of the row's kernels at the row's formats.  A
-    row without formats (its formats do not fit) gets NaN; a row the model cannot price
-    gets NaN and its message in ``cost_note``."""
+    row of a sweep ``table``: the operations and arrays (``counts``, of
+    :func:`sweep_counts`) of the row's kernels at the row's formats.  A row without
+    formats (its formats do not fit) gets NaN; a row the model cannot price gets NaN and
+    its message in ``cost_note``."""
+    ops, arrays = counts
     out = []
     for formats_json in table["formats"]:
         formats = json.loads(formats_json) if isinstance(formats_json, str) else {}
@@ -45,9 +52,10 @@ def point_costs(table: pd.DataFrame, counts: pd.DataFrame, model: str) -> pd.Dat
             out.append({})
             continue
         kernels = {k.split(".")[0] for k in formats}
-        part = counts[counts["kernel"].isin(kernels)]
+        part = ops[ops["kernel"].isin(kernels)]
         try:
-            row = totals(cost(with_formats(part, formats), model=model))
+            row = totals(cost(with_formats(part, formats), arrays_with_formats(arrays, formats),
+                              model=model))
         except FixedQMCError as err:
             row = {"note": str(err)}
         out.append(row)
@@ -117,10 +125,12 @@ def plot_pareto(table: pd.DataFrame, tolerance: float, rule_value, estimate: str
     return fig
 
 
-def check_model(model: str, counts: pd.DataFrame, formats: dict) -> None:
-    """Refuse a model that cannot price the float64 data path (``formats``: the float64
-    system's) before the points are run."""
+def check_model(model: str, counts: tuple, formats: dict) -> None:
+    """Refuse a model that cannot price the float64 data path (``counts`` of
+    :func:`sweep_counts`, ``formats``: the float64 system's) before the points are run."""
+    ops, arrays = counts
     try:
-        totals(cost(with_formats(counts, formats), model=model))
+        totals(cost(with_formats(ops, formats), arrays_with_formats(arrays, formats),
+                    model=model))
     except FixedQMCError as err:
         raise FixedQMCError(f"--cost-model {model!r}: {err}") from None

@@ -613,7 +613,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
         if sizing is not None:
             reference = replace(reference, profile=sizing)
         counts = sweep_counts(system, reference.samples)
-        check_model(cost_model, counts, system.formats())
+        if counts is not None:
+            check_model(cost_model, counts, system.formats())
         tasks = [Point(k, w) for k in kernel_sets for w in widths]
         tasks += [Point(k, mantissa=m) for k in kernel_sets for m in mantissas]
         tasks += [Point(k, format=f) for k in kernel_sets for f in formats]
@@ -829,7 +830,7 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
     for c in ENERGY_COLUMNS:
         if c in table:
             table[c] = table[c] * f
-    counts, model = costs if costs is not None else (None, None)
+    counts, model = costs if costs is not None and costs[0] is not None else (None, None)
     if counts is not None:
         table = pd.concat([table, point_costs(table, counts, model)], axis=1)
     answers = _answers(table, tolerance, mode, unit, swept)
@@ -858,7 +859,9 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
         plot_sweep(table, tolerance, mode, tmp, unit=unit, answers=answers)
     if counts is not None:
         with atomic_output(out / "counts.csv") as tmp:
-            counts.to_csv(tmp, index=False)
+            counts[0].to_csv(tmp, index=False)
+        with atomic_output(out / "arrays.csv") as tmp:
+            counts[1].to_csv(tmp, index=False)
         with atomic_output(out / "pareto.png") as tmp:
             plot_pareto(table, tolerance, rule_value, "full" if mode == "full" else "paired",
                         tmp, unit=unit, model=model, answers=answers)

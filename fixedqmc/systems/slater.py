@@ -315,7 +315,12 @@ class SlaterJastrow:
         counts: dict = {}
         self._profile_sweep(self.ks.profiling(), self.wrap(np.array(positions, np.float64)),
                             self._profile_step(), step, counts=counts)
+        counts["arrays"] = self._stored_arrays()
         return counts
+
+    def _stored_arrays(self) -> list:
+        """The constant arrays a data path stores (``operation_counts``' ``arrays``)."""
+        return []
 
     def formats(self) -> dict:
         return self.ks.formats()

@@ -53,8 +53,12 @@ def test_a_cost_of_helium_in_its_formats():
     mul = rows[rows["op"] == "mul"]
     assert (mul["dsp"] > 0).all() and set(mul["result"]) == {
         system.formats()[f"{k}.{v}"] for k, v in zip(mul["kernel"], mul["variable"])}
+    tables = rows[rows["op"] == "array"]
+    assert len(tables) == 12 and (tables["memory"] > 0).all()  # four tables of a, b, c
+    assert set(tables["format"]) <= set(system.formats().values())
     wide = totals(hardware_cost(helium(3, "fixed:48"), pos))
     assert wide["dsp"] > totals(rows)["dsp"] and wide["luts"] > totals(rows)["luts"]
+    assert wide["memory"] >= totals(rows)["memory"]
     with pytest.raises(FixedQMCError, match="stage 'sweep'"):
         hardware_cost(system, pos, stage="sweep")
 
@@ -68,7 +72,8 @@ def test_a_system_without_counts_is_refused():
         count_operations(Bare(), np.zeros((1, 2, 3)))
 
 
-@pytest.mark.xdist_group("periodic")  # the electron gas's kernels: with tests/systems/periodic
+@pytest.mark.slow  # compiles the electron gas's profiling kernels (about 90 s); the same
+# relation on a molecule runs in tests/systems/molecule/test_system.py
 def test_a_move_of_the_electron_gas_counts_one_ratio_and_accepted_updates():
     """14 electrons, 7 per spin: a move's ratio is a dot product of 7 terms; an accepted
     move's update adds 7 x 7 terms into the u sums and subtracts 1 once, so per move the u

@@ -81,6 +81,8 @@ def test_profile_and_sweep_of_a_user_system(tmp_path, capsys):
     assert d[0] > 1e-3 and d[2] < 1e-9  # ... from a real shift at 12 bits to nothing at 44
     assert res.summary["energy_unit"] == "hbar_omega"
     assert t[t.precision == "float32"].paired_diff.abs().iloc[0] < 1e-4
+    # a system without operation counts (an optional protocol member): no costs, said
+    assert res.summary["cost_model"] is None and "cost_dsp" not in t
     toml = tmp_path / "in.toml"
     toml.write_text(TOML.read_text().replace('output = "results/trapped_fermions"',
                                              f'output = "{tmp_path / "prof"}"'))

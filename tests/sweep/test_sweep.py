@@ -9,6 +9,7 @@ import pytest
 
 from fixedqmc.cost import cost, totals, with_formats
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.qmc.counts import arrays_with_formats
 from fixedqmc.sweep import sweep
 from fixedqmc.sweep.costs import point_costs
 from fixedqmc.sweep.sweep import narrowest_width, paired_blind, parse_kernels, parse_widths
@@ -412,13 +413,17 @@ def test_a_sweep_whose_only_dask_worker_is_killed_stops_clearly(small_sweep, tmp
 def test_every_point_is_priced_at_its_own_formats(small_sweep):
     t, out = small_sweep.table, small_sweep.output
     counts = pd.read_csv(out / "counts.csv", keep_default_na=False)
+    arrays = pd.read_csv(out / "arrays.csv")
     assert {"kernel", "variable", "op", "count", "a", "b"} <= set(counts.columns)
+    assert set(arrays["array"]) == {f"{t}.{c}" for t in ("potential", "T2", "G", "L")
+                                    for c in "abc"}  # helium's four tables
     assert small_sweep.summary["cost_model"] == "fpga-dsp48e2"
     for _, row in t.iterrows():  # the columns are the model's totals at the row's formats
         formats = json.loads(row["formats"])
         part = counts[counts["kernel"].isin({k.split(".")[0] for k in formats})]
-        want = totals(cost(with_formats(part, formats)))
+        want = totals(cost(with_formats(part, formats), arrays_with_formats(arrays, formats)))
         assert {r: row[f"cost_{r}"] for r in want} == pytest.approx(want)
+        assert row["cost_memory"] > 0  # the tables of every set's kernels
     for k, grp in t.groupby("kernels"):  # wider words never cost less
         grp = grp.sort_values("width")
         assert (np.diff(grp["cost_dsp"]) >= 0).all() and (np.diff(grp["cost_luts"]) > 0).all()
@@ -433,7 +438,8 @@ def test_every_point_is_priced_at_its_own_formats(small_sweep):
 
 
 def test_a_model_that_cannot_price_a_point_says_why_in_its_row(small_sweep):
-    counts = pd.read_csv(small_sweep.output / "counts.csv", keep_default_na=False)
+    counts = (pd.read_csv(small_sweep.output / "counts.csv", keep_default_na=False),
+              pd.read_csv(small_sweep.output / "arrays.csv"))
     rows = point_costs(small_sweep.table, counts, "gpu-h100")  # no integer rates
     assert rows["cost_note"].str.contains("no peak rate for 'int").all()
     t = small_sweep.table

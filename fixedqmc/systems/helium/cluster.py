@@ -355,8 +355,12 @@ class HeliumCluster:
                             step=step)
             for k, c in zip(KERNEL_NAMES, clone.last_contexts):
                 moves[k] = merge_counts(moves[k], clone.precisions[k].counts(c))
+        arrays = [{"kernel": kernel, "array": f"{table}.{c}",
+                   "entries": int(self.tables[table].n1 + self.tables[table].n2),
+                   "variable": prefix + c}
+                  for kernel, table, prefix in self.TABLE_USES for c in "abc"]
         return {"evaluation": (pos.shape[0], evaluation),
-                "move": (pos.shape[0] * self.n_atoms, moves)}
+                "move": (pos.shape[0] * self.n_atoms, moves), "arrays": arrays}
 
     def _analytic_source(self, kernel: str, table: str) -> tuple:
         """``(function, coefficients)`` of the compiled analytic form, in the kernel's type."""

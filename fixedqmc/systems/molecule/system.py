@@ -192,6 +192,14 @@ class Molecule(SlaterJastrow):
         self._nuclear_repulsion(ks)
         return self._profile_sweep(ks, positions, self._profile_step(), step)
 
+    def _stored_arrays(self) -> list:
+        """The MO coefficients of both spins, once as the values' and once as the
+        derivatives' ``coeff`` (seed 001 names them, with the exponential's tables, as
+        what filled its on-chip memory)."""
+        entries = sum(m.size for m in self.mo)
+        return [{"kernel": k, "array": "mo_coefficients", "entries": entries,
+                 "variable": "coeff"} for k in ("orbitals", "derivatives")]
+
     @staticmethod
     def _profile_step() -> float:
         """The Gaussian step (bohr) of the profiling sweep's moves."""

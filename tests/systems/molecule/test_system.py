@@ -103,6 +103,24 @@ def test_specialised_kernels_equal_run_time_formats(h2_pair):
         assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
 
 
+def test_operation_counts_of_a_move_and_the_stored_coefficients(h2_pair):
+    """Two electrons per spin: a move's ratio is a dot product of 2 terms; an accepted
+    move's update adds 2 x 2 terms into the u sums and subtracts 1 once, so per move the u
+    terms are 4 times the -1s (the acceptance rate cancels).  The MO coefficients are
+    stored once per kernel that reads them (values, derivatives)."""
+    from fixedqmc.qmc.counts import operations_and_arrays
+    mol, mf, m64 = h2_pair
+    counts, arrays = operations_and_arrays(m64, m64.initial_positions(6,
+                                                                      np.random.default_rng(2)))
+    move = counts[(counts.stage == "move") & (counts.kernel == "determinant")]
+    got = {(v, o): c for v, o, c in zip(move.variable, move.op, move["count"])}
+    assert got["ratio", "acc_add"] == 2 and 0 < got["u", "sub"] <= 1
+    assert got["u", "acc_add"] == pytest.approx(4 * got["u", "sub"])
+    n_coeff = sum(m.size for m in m64.mo)
+    assert list(zip(arrays.kernel, arrays.entries)) == [("orbitals", n_coeff),
+                                                        ("derivatives", n_coeff)]
+
+
 def test_precision_reaches_one_kernel_only(h2_pair):
     mol, mf, _ = h2_pair
     m = Molecule(mol, mf.mo_up, mf.mo_down, "float64,exp=fixed:30")

@@ -6,6 +6,7 @@ Subcommands::
     fixedqmc optimize INPUT.toml  optimise the trial function's linear parameters (Jastrow)
     fixedqmc profile INPUT.toml   float64 range profile of every kernel variable
     fixedqmc sweep INPUT.toml     energy vs word width, float mantissa or float format per kernel
+    fixedqmc cost INPUT.toml      hardware cost of the data path at a precision (DSP, LUTs, ...)
     fixedqmc systems              registered system kinds and their input keys
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
@@ -245,6 +246,62 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cost(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from fixedqmc import jsonio
+    from fixedqmc.cost import cost_model, totals
+    from fixedqmc.output_folder import claim
+    from fixedqmc.qmc.counts import STAGES, hardware_cost
+    from fixedqmc.run.config import load_config
+    from fixedqmc.run.memory import check_memory
+    from fixedqmc.run.plan import build_system
+    from fixedqmc.state_files import atomic_output, write_atomic
+    from fixedqmc.sweep.costs import COUNT_WALKERS
+    from fixedqmc.sweep.estimates import sample_reference, trial_system
+
+    cost_model(args.model)  # an unknown model, before any work
+    if args.stage not in STAGES:
+        raise FixedQMCError(f"--stage {args.stage!r}; allowed: {', '.join(STAGES)}")
+    config = load_config(args.input, _sets(args))
+    out = Path(config["output"]) / "cost"
+    config = {**config, "output": str(out)}
+    with claim(out, "cost") as lock:
+        try:  # input errors: nothing this call wrote is left
+            system = build_system({**config, "precision": "float64"})
+            if not callable(getattr(system, "operation_counts", None)):
+                raise FixedQMCError(f"system kind {config['system']['kind']!r} does not count "
+                                    "its operations (the optional protocol member "
+                                    "operation_counts)")
+            check_memory(system, config, samples=True)
+        except BaseException:
+            lock.abandon()
+            raise
+        ref = sample_reference(config, progress=None, system=system)
+        trial = trial_system(config, config["precision"], ref.profile)
+        rows = hardware_cost(trial, ref.samples[-1][:COUNT_WALKERS], args.model,
+                             stage=args.stage)
+        per_kernel = rows.groupby("kernel", sort=False)[
+            [c for c in ("operators", "dsp", "luts", "memory", "flops", "bytes", "seconds")
+             if c in rows]].sum()
+        summary = {"model": args.model, "stage": args.stage, "precision": config["precision"],
+                   "per": "walker" if args.stage == "evaluation" else "move",
+                   "totals": totals(rows), "kernels": per_kernel.to_dict(orient="index"),
+                   "formats": trial.formats()}
+        with atomic_output(out / "cost.csv") as tmp:
+            rows.to_csv(tmp, index=False)
+        write_atomic(out / "cost.json", jsonio.dumps(summary, indent=2).encode())
+    with pd.option_context("display.width", 200, "display.float_format", "{:.4g}".format):
+        print(per_kernel.to_string())
+    print(f"total ({args.model}, one {args.stage} per {summary['per']}, precision "
+          f"{config['precision']}): " + ", ".join(f"{k} {v:.4g}" for k, v
+                                                   in summary["totals"].items()))
+    print(f"saved {out}/cost.csv and cost.json (docs/cost_models.md)")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -331,6 +388,19 @@ def build_parser() -> argparse.ArgumentParser:
                            "float:m<M>[:rounding][:options]) and the variables no exponent "
                            "width holds (float_range: overflow / subnormal)")
     prof.set_defaults(func=cmd_profile)
+
+    co = sub.add_parser("cost", help="hardware cost of a system's data path at a precision, "
+                        "from the operations the emulation counts")
+    co.add_argument("input", nargs="?", default=None, help="TOML input file")
+    co.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    _precision_option(co)
+    co.add_argument("--model", default="fpga-dsp48e2",
+                    help="cost model (docs/cost_models.md): fpga-dsp48e2 (default), "
+                         "fpga-dsp58, fpga-intel27x27, fpga-intel18x19, fpga-lut, gpu-h100, "
+                         "gpu:<device.toml> or a registered model")
+    co.add_argument("--stage", default="evaluation",
+                    help="evaluation (per walker, default) or move (per single-particle move)")
+    co.set_defaults(func=cmd_cost)
 
     sw = sub.add_parser("sweep", help="energy vs word width, float mantissa or float format "
                         "per kernel against a tolerance")

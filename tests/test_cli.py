@@ -36,3 +36,36 @@ def test_bench_numerics_small_run_prints_ratios_and_checks_bits(capsys):
 def test_unknown_subcommand_is_a_usage_error():
     r = run("frobnicate")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_cost_of_helium_at_a_width(tmp_path, capsys):
+    """`fixedqmc cost`: a float64 sample, formats sized from its profile, the counted
+    operations and stored tables priced; the totals are the model's on the saved rows."""
+    import json
+
+    import pandas as pd
+
+    from fixedqmc.cost import totals
+    out = tmp_path / "c"
+    sets = ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0", "--set",
+            "method.blocks=2", "--set", "method.walkers=8", "--set", f"output='{out}'"]
+    assert main(["cost", *sets, "--precision", "fixed:32"]) == 0
+    text = capsys.readouterr().out
+    assert "potential" in text and "total (fpga-dsp48e2" in text
+    rows = pd.read_csv(out / "cost" / "cost.csv")
+    summary = json.loads((out / "cost" / "cost.json").read_text())
+    assert summary["totals"] == pytest.approx(totals(rows))
+    assert summary["totals"]["dsp"] > 0 and summary["totals"]["memory"] > 0
+    assert set(rows.loc[rows.op != "array", "result"]) <= set(summary["formats"].values())
+    assert main(["cost", *sets, "--precision", "bfloat16", "--model", "gpu-h100",
+                 "--stage", "move"]) == 0
+    gpu = json.loads((out / "cost" / "cost.json").read_text())
+    assert gpu["per"] == "move" and gpu["totals"]["seconds"] > 0
+
+
+@pytest.mark.parametrize("extra, match", [(["--model", "asic"], "unknown cost model 'asic'"),
+                                          (["--stage", "sweep"], "--stage 'sweep'")])
+def test_cost_refuses_bad_options_before_any_work(tmp_path, capsys, extra, match):
+    out = tmp_path / "c"
+    assert main(["cost", "--set", f"output='{out}'", *extra]) != 0
+    assert match in capsys.readouterr().err and not out.exists()

@@ -23,7 +23,6 @@ def by_key(frame, stage, kernels):
                                                 part["count"])}
 
 
-@pytest.mark.xdist_group("helium-profile")  # compiles the profiling kernels of test_profile
 def test_helium_counts_scale_with_the_pairs_and_the_partners_of_a_move():
     """Per walker, the distance and potential kernels work once per pair (3 pairs in He3, 6
     in He4); a move of one atom once per partner (2 and 3)."""
@@ -45,7 +44,6 @@ def test_helium_counts_scale_with_the_pairs_and_the_partners_of_a_move():
         assert all(four[k] == ratio * three[k] for k in three), (stage, three, four)
 
 
-@pytest.mark.xdist_group("helium-profile")
 def test_a_cost_of_helium_in_its_formats():
     system = helium(3, "fixed:32")
     pos = system.initial_positions(4, np.random.default_rng(0))

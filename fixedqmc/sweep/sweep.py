@@ -105,10 +105,10 @@ from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
-from fixedqmc.sweep.costs import (answer_costs, check_model, plot_pareto, point_costs,
-                                  sweep_counts)
 from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_state,
                                   read_state, seal_json, write_atomic, write_state)
+from fixedqmc.sweep.costs import (answer_costs, check_model, plot_pareto, point_costs,
+                                  sweep_counts)
 
 MODES = ("paired", "full", "both")
 MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec

@@ -309,7 +309,8 @@ class SlaterJastrow:
         """The operations of a float64 evaluation of ``positions`` and of one sweep of
         single-electron moves from them (proposal with the gradient, then acceptance at the
         sweep's rate: :meth:`_profile_sweep`): ``{"evaluation": (walkers, {kernel:
-        rows}), "move": (moves, {kernel: rows})}``, rows of
+        rows}), "move": (moves, {kernel: rows}), "arrays": [...]}`` (the constant arrays
+        the data path stores, :meth:`_stored_arrays`), rows of
         :meth:`~fixedqmc.numerics.kernel_set.KernelSet.counts` summed over the walkers or
         the moves (:func:`fixedqmc.qmc.counts.count_operations` divides)."""
         counts: dict = {}

@@ -341,8 +341,10 @@ class HeliumCluster:
         term, wave function, from tables) and of one move of each atom of each walker (a
         Gaussian step of 0.1 A per component: the proposal's kernels; acceptance runs
         none): ``{"evaluation": (walkers, {kernel: rows}), "move": (moves, {kernel:
-        rows})}`` (rows of :meth:`~fixedqmc.numerics.kernel_spec.KernelPrecision.counts`,
-        summed; :func:`fixedqmc.qmc.counts.count_operations` divides)."""
+        rows}), "arrays": [...]}`` (rows of
+        :meth:`~fixedqmc.numerics.kernel_spec.KernelPrecision.counts`, summed;
+        :func:`fixedqmc.qmc.counts.count_operations` divides; the arrays: the four tables'
+        coefficients a, b, c, ``n1 + n2`` entries each)."""
         pos = self.check_positions(positions)
         clone = self._profiling_clone()
         clone.evaluate(pos, step=step)

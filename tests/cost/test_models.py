@@ -159,3 +159,21 @@ def test_counts_take_their_variables_formats_the_widest_for_several():
     assert (row["result"], row["a"], row["b"]) == ("Q4.35", "Q4.35", "")
     with pytest.raises(FixedQMCError, match="no format for k.s"):
         with_formats(counts, {"k.x": "Q1.20"})
+
+
+def test_a_model_installed_as_an_entry_point_is_found(monkeypatch):
+    from fixedqmc import cost as C
+
+    class EntryPoint:
+        name = "double-luts"
+
+        @staticmethod
+        def load():
+            return lambda rows, arrays: rows.assign(luts=rows["count"] * 2)
+
+    monkeypatch.setattr(C, "_entry_points", lambda: [EntryPoint()])
+    try:
+        assert "double-luts" in cost_models()
+        assert totals(cost(CHAIN, model="double-luts"))["luts"] == 2 * 10
+    finally:
+        C._MODELS.pop("double-luts", None)

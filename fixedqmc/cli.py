@@ -27,6 +27,7 @@ import platform
 import sys
 from importlib import metadata
 
+from fixedqmc.cost import DEFAULT_MODEL
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.tables.cli import add_table_commands
 
@@ -252,9 +253,9 @@ def cmd_cost(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from fixedqmc import jsonio
-    from fixedqmc.cost import cost_model, totals
+    from fixedqmc.cost import RESOURCES, cost_model, totals
     from fixedqmc.output_folder import claim
-    from fixedqmc.qmc.counts import STAGES, hardware_cost
+    from fixedqmc.qmc.counts import STAGES, counts_operations, hardware_cost
     from fixedqmc.run.config import load_config
     from fixedqmc.run.memory import check_memory
     from fixedqmc.run.plan import build_system
@@ -271,7 +272,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
     with claim(out, "cost") as lock:
         try:  # input errors: nothing this call wrote is left
             system = build_system({**config, "precision": "float64"})
-            if not callable(getattr(system, "operation_counts", None)):
+            if not counts_operations(system):
                 raise FixedQMCError(f"system kind {config['system']['kind']!r} does not count "
                                     "its operations (the optional protocol member "
                                     "operation_counts)")
@@ -284,8 +285,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         rows = hardware_cost(trial, ref.samples[-1][:COUNT_WALKERS], args.model,
                              stage=args.stage)
         per_kernel = rows.groupby("kernel", sort=False)[
-            [c for c in ("operators", "dsp", "luts", "memory", "flops", "bytes", "seconds")
-             if c in rows]].sum()
+            [c for c in RESOURCES if c in rows]].sum()
         summary = {"model": args.model, "stage": args.stage, "precision": config["precision"],
                    "per": "walker" if args.stage == "evaluation" else "move",
                    "totals": totals(rows), "kernels": per_kernel.to_dict(orient="index"),
@@ -350,6 +350,11 @@ def _precision_option(p: argparse.ArgumentParser) -> None:
                    help="precision spec of the kernels (same as --set precision=SPEC)")
 
 
+_COST_MODEL_HELP = (f"cost model (docs/cost_models.md): {DEFAULT_MODEL} (default), fpga-dsp58, "
+                    "fpga-intel27x27, fpga-intel18x19, fpga-lut, gpu-h100, gpu:<device.toml> "
+                    "or a registered model")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fixedqmc",
@@ -394,10 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("input", nargs="?", default=None, help="TOML input file")
     co.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
     _precision_option(co)
-    co.add_argument("--model", default="fpga-dsp48e2",
-                    help="cost model (docs/cost_models.md): fpga-dsp48e2 (default), "
-                         "fpga-dsp58, fpga-intel27x27, fpga-intel18x19, fpga-lut, gpu-h100, "
-                         "gpu:<device.toml> or a registered model")
+    co.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL", help=_COST_MODEL_HELP)
     co.add_argument("--stage", default="evaluation",
                     help="evaluation (per walker, default) or move (per single-particle move)")
     co.set_defaults(func=cmd_cost)
@@ -434,10 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "many seconds without a worker (default 300)")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
-    sw.add_argument("--cost-model", default="fpga-dsp48e2", metavar="MODEL",
-                    help="the cost beside every point (docs/cost_models.md): fpga-dsp48e2 "
-                         "(default), fpga-dsp58, fpga-intel27x27, fpga-intel18x19, fpga-lut, "
-                         "gpu-h100, gpu:<device.toml> or a registered model")
+    sw.add_argument("--cost-model", default=DEFAULT_MODEL, metavar="MODEL",
+                    help="the cost beside every point: " + _COST_MODEL_HELP)
     sw.add_argument("--profile-from", default=None, metavar="SWEEP_FOLDER",
                     help="size the formats from a finished sweep's range profile instead of "
                          "this sweep's samples (one set of formats for several sweeps)")

@@ -30,12 +30,16 @@ def count_operations(system, positions, *, step: int = 0) -> pd.DataFrame:
     return operations_and_arrays(system, positions, step=step)[0]
 
 
+def counts_operations(system) -> bool:
+    """Whether ``system`` provides the optional protocol member ``operation_counts``."""
+    return callable(getattr(system, "operation_counts", None))
+
+
 def operations_and_arrays(system, positions, *, step: int = 0) -> tuple:
     """``(operations, arrays)``: :func:`count_operations`' frame and the constant arrays
     the system's data path stores (tables, coefficients: ``kernel``, ``array``,
     ``entries``, ``variable``; none for a system that names none)."""
-    counter = getattr(system, "operation_counts", None)
-    if not callable(counter):
+    if not counts_operations(system):
         raise FixedQMCError(f"system {type(system).__name__} does not count its operations: "
                             "it needs the optional protocol member operation_counts("
                             "positions, step=) (fixedqmc.qmc.system)")
@@ -43,7 +47,7 @@ def operations_and_arrays(system, positions, *, step: int = 0) -> tuple:
     if positions.ndim != 3 or positions.shape[0] < 1:
         raise FixedQMCError(f"positions must have shape (n_walkers >= 1, N, 3), got "
                             f"{positions.shape}")
-    counted = counter(positions, step=step)
+    counted = system.operation_counts(positions, step=step)
     rows = []
     for stage in STAGES:
         if stage not in counted:
@@ -67,6 +71,15 @@ def arrays_with_formats(arrays: pd.DataFrame, formats: dict) -> pd.DataFrame:
                                                                      part["variable"])])
 
 
+def priced(ops: pd.DataFrame, arrays: pd.DataFrame, formats: dict,
+           model: str = DEFAULT_MODEL) -> pd.DataFrame:
+    """The cost rows (:func:`fixedqmc.cost.cost`) of the operations and arrays of the
+    kernels ``formats`` ``{"kernel.variable": format}`` names, at those formats."""
+    kernels = {k.split(".")[0] for k in formats}
+    return cost(with_formats(ops[ops["kernel"].isin(kernels)], formats),
+                arrays_with_formats(arrays, formats), model=model)
+
+
 def hardware_cost(system, positions, model: str = DEFAULT_MODEL, *, step: int = 0,
                   stage: str = "evaluation") -> pd.DataFrame:
     """The cost rows (:func:`fixedqmc.cost.cost`) of one ``stage`` of ``system``'s
@@ -75,6 +88,4 @@ def hardware_cost(system, positions, model: str = DEFAULT_MODEL, *, step: int = 
     if stage not in STAGES:
         raise FixedQMCError(f"stage {stage!r}; allowed: {', '.join(STAGES)}")
     counts, arrays = operations_and_arrays(system, positions, step=step)
-    formats = system.formats()
-    return cost(with_formats(counts[counts["stage"] == stage], formats),
-                arrays_with_formats(arrays, formats), model=model)
+    return priced(counts[counts["stage"] == stage], arrays, system.formats(), model)

@@ -14,9 +14,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from fixedqmc.cost import RESOURCES, cost, totals, with_formats
+from fixedqmc.cost import RESOURCES, totals
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.qmc.counts import arrays_with_formats, operations_and_arrays
+from fixedqmc.qmc.counts import counts_operations, operations_and_arrays, priced
 
 #: walkers of the reference's last block whose operations are counted (counts are means
 #: per walker; a few walkers give them to within the spread of the loops' lengths)
@@ -31,7 +31,7 @@ def sweep_counts(system, samples: np.ndarray) -> tuple | None:
     last block of ``samples`` (n_blocks, n_walkers, N, 3), at most :data:`COUNT_WALKERS`
     walkers, and the arrays the system stores; None for a system that does not count its
     operations (the optional protocol member ``operation_counts``)."""
-    if not callable(getattr(system, "operation_counts", None)):
+    if not counts_operations(system):
         return None
     counts, arrays = operations_and_arrays(system, samples[-1][:COUNT_WALKERS])
     counts = counts[counts["stage"] == "evaluation"].drop(columns="stage")
@@ -51,11 +51,8 @@ def point_costs(table: pd.DataFrame, counts: tuple, model: str) -> pd.DataFrame:
         if not formats:
             out.append({})
             continue
-        kernels = {k.split(".")[0] for k in formats}
-        part = ops[ops["kernel"].isin(kernels)]
         try:
-            row = totals(cost(with_formats(part, formats), arrays_with_formats(arrays, formats),
-                              model=model))
+            row = totals(priced(ops, arrays, formats, model))
         except FixedQMCError as err:
             row = {"note": str(err)}
         out.append(row)
@@ -128,9 +125,7 @@ def plot_pareto(table: pd.DataFrame, tolerance: float, rule_value, estimate: str
 def check_model(model: str, counts: tuple, formats: dict) -> None:
     """Refuse a model that cannot price the float64 data path (``counts`` of
     :func:`sweep_counts`, ``formats``: the float64 system's) before the points are run."""
-    ops, arrays = counts
     try:
-        totals(cost(with_formats(ops, formats), arrays_with_formats(arrays, formats),
-                    model=model))
+        priced(*counts, formats, model)
     except FixedQMCError as err:
         raise FixedQMCError(f"--cost-model {model!r}: {err}") from None

@@ -6,6 +6,7 @@ Subcommands::
     fixedqmc optimize INPUT.toml  optimise the trial function's linear parameters (Jastrow)
     fixedqmc profile INPUT.toml   float64 range profile of every kernel variable
     fixedqmc sweep INPUT.toml     energy vs word width, float mantissa or float format per kernel
+    fixedqmc tune INPUT.toml --tolerance T   the cheapest per-variable formats (cost model)
     fixedqmc cost INPUT.toml      hardware cost of the data path at a precision (DSP, LUTs, ...)
     fixedqmc systems              registered system kinds and their input keys
     fixedqmc info                 versions, numba threading layer and thread count
@@ -345,9 +346,57 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from fixedqmc.sweep import tune
+
+    res = tune(args.input, tolerance=args.tolerance, kernels=args.kernels, model=args.model,
+               objective=args.objective, family=args.family, widths=args.widths,
+               min_width=args.min_width, sets=_sets(args), output=args.output,
+               workers=args.workers, scheduler=args.scheduler, worker_wait=args.worker_wait,
+               units=args.units, confirm=not args.no_confirm)
+    s = res.summary
+    narrowed = res.plan[res.plan["width"] < res.plan["common_width"]]
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(narrowed.to_string(index=False) if len(narrowed) else
+              "no variable could be narrowed below the common width")
+    print(f"\n{len(narrowed)} of {len(res.plan)} variables narrowed from the common width "
+          f"{s['common_width']} ({s['kernels']}, {s['family']})")
+    print(f"cost ({s['model']}, per walker evaluation; objective {s['objective']}):")
+    for r in s["resources"] or ():
+        print(f"  {r:10s} {s['cost'][r]:12.4g} tuned  {s['common_cost'][r]:12.4g} common"
+              + (f"  ({100 * s['saving'][r]:.1f} % saved)" if r in s["saving"] else ""))
+    print(f"  at most {100 * s['gap_bound']:.1f} % of the tuned {s['objective']} above the "
+          "optimum (floors plan bound, docs/tuning.md)")
+    unit = s["energy_unit"]
+    print(f"paired: {s['paired_diff']:.3g} +/- {s['paired_error']:.2g} {unit} (tolerance "
+          f"{s['tolerance']:g}; common width: {s['common_paired_diff']:.3g} +/- "
+          f"{s['common_paired_error']:.2g})")
+    c = s["confirmation"]
+    if c is not None:
+        print(f"full run: {c['full_diff']:.3g} +/- {c['full_diff_error']:.2g} {unit}: "
+              f"{c['verdict'].upper()}" + (f" (a run about {c['longer']:.3g}x longer would "
+                                           "resolve it)" if c.get("longer") else ""))
+    print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "
+          f"{s['wall_time_s']:.0f} s")
+    print(f"\nprecision spec (paste into --precision):\n{res.spec}")
+    print(f"\nresults in {res.output}/ (plan.csv, plans.csv, tune.json, tune.png)")
+    return 0
+
+
 def _precision_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", default=None, metavar="SPEC",
                    help="precision spec of the kernels (same as --set precision=SPEC)")
+
+
+def _task_options(p: argparse.ArgumentParser, kept: str) -> None:
+    """Where the tasks of a sweep or a tune run: a local pool or a Dask cluster."""
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (2)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
+    p.add_argument("--worker-wait", type=float, default=None, metavar="SECONDS",
+                   help=f"with --scheduler: stop (keeping {kept}) after this many seconds "
+                        "without a worker (default 300)")
 
 
 _COST_MODEL_HELP = (f"cost model (docs/cost_models.md): {DEFAULT_MODEL} (default), fpga-dsp58, "
@@ -429,11 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--units", default=None,
                     help="energy unit of the tolerance, table and figure (e.g. mK, hartree)")
     sw.add_argument("--mode", default="paired", choices=["paired", "full", "both"])
-    sw.add_argument("--workers", type=int, default=None, help="local worker processes (2)")
-    sw.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT")
-    sw.add_argument("--worker-wait", type=float, default=None, metavar="SECONDS",
-                    help="with --scheduler: stop (keeping the finished points) after this "
-                         "many seconds without a worker (default 300)")
+    _task_options(sw, "the finished points")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
     sw.add_argument("--cost-model", default=DEFAULT_MODEL, metavar="MODEL",
@@ -442,6 +487,33 @@ def build_parser() -> argparse.ArgumentParser:
                     help="size the formats from a finished sweep's range profile instead of "
                          "this sweep's samples (one set of formats for several sweeps)")
     sw.set_defaults(func=cmd_sweep)
+
+    tu = sub.add_parser("tune", help="the cheapest per-variable formats that keep the energy "
+                        "within a tolerance, by a cost model")
+    tu.add_argument("input", nargs="?", default=None, help="TOML input file")
+    tu.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    tu.add_argument("--tolerance", type=float, required=True,
+                    help="energy tolerance, in --units (default: the system's energy unit)")
+    tu.add_argument("--units", default=None, help="energy unit of the tolerance (e.g. mK)")
+    tu.add_argument("--kernels", default="all",
+                    help="one kernel set: 'all', a kernel, or kernels joined by '+'")
+    tu.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL", help=_COST_MODEL_HELP)
+    tu.add_argument("--objective", default=None, metavar="RESOURCE",
+                    help="the resource minimised first (default: dsp for FPGA models, seconds "
+                         "for GPU ones); the others break ties")
+    tu.add_argument("--family", default="fixed", choices=["fixed", "float"],
+                    help="fixed: word widths fixed:W (default); float: mantissa widths "
+                         "float:m<M>, exponent bits from the profile")
+    tu.add_argument("--widths", default=None,
+                    help="grid of the common width, start:stop[:step] or a comma list "
+                         "(default 16:48:2; float 4:30:2)")
+    tu.add_argument("--min-width", type=int, default=None,
+                    help="narrowest width tried for any variable (default 8; float 2)")
+    _task_options(tu, "the plans judged")
+    tu.add_argument("--output", default=None, help="tune folder (default <output>/tune)")
+    tu.add_argument("--no-confirm", action="store_true",
+                    help="skip the full VMC run that confirms the tuned plan")
+    tu.set_defaults(func=cmd_tune)
 
     syst = sub.add_parser("systems", help="list the registered system kinds and their input")
     syst.set_defaults(func=cmd_systems)

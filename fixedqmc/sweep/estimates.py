@@ -40,10 +40,10 @@ import numpy as np
 
 from fixedqmc.progress import progress as progress_bar
 from fixedqmc.qmc.estimators import reblock
+from fixedqmc.qmc.profile import RangeProfile
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.qmc.vmc import run_vmc, start_vmc
 from fixedqmc.run.plan import build_system, vmc_settings
-from fixedqmc.qmc.profile import RangeProfile
 
 
 def _start(config: dict, system):

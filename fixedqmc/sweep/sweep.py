@@ -82,11 +82,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -97,7 +95,11 @@ from fixedqmc import jsonio
 from fixedqmc.cost import DEFAULT_MODEL
 from fixedqmc.cost import cost_model as find_cost_model
 from fixedqmc.errors import FixedQMCError, FloatRangeWarning
-from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
+from fixedqmc.numerics.float_format import (
+    NAMED_FORMATS,
+    FloatFormat,
+    parse_float_format,
+)
 from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.output_folder import claim
@@ -105,10 +107,23 @@ from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
-from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_state,
-                                  read_state, seal_json, write_atomic, write_state)
-from fixedqmc.sweep.costs import (answer_costs, check_model, plot_pareto, point_costs,
-                                  sweep_counts)
+from fixedqmc.state_files import (
+    DamagedStateError,
+    atomic_output,
+    read_json_state,
+    read_state,
+    seal_json,
+    write_atomic,
+    write_state,
+)
+from fixedqmc.sweep.costs import (
+    answer_costs,
+    check_model,
+    plot_pareto,
+    point_costs,
+    sweep_counts,
+)
+from fixedqmc.sweep.executors import Tasks, dask_client
 
 MODES = ("paired", "full", "both")
 MAX_WIDTH = MAX_WORD_BITS  # the same range as fixed:W in a precision spec
@@ -175,7 +190,7 @@ class Point:
         return f"{self.kernels}_{tail}"
 
 
-def _int_list(text, option: str, noun: str, lo: int, hi: int) -> list[int]:
+def int_list(text, option: str, noun: str, lo: int, hi: int) -> list[int]:
     """``"16:48:2"`` (start:stop:step, inclusive), ``"24,32,40"`` or a list of ints, each
     in lo..hi; errors name ``option``."""
     if isinstance(text, str):
@@ -208,13 +223,13 @@ def _int_list(text, option: str, noun: str, lo: int, hi: int) -> list[int]:
 
 def parse_widths(text) -> list[int]:
     """``"16:48:2"`` (start:stop:step, inclusive), ``"24,32,40"`` or a list of ints."""
-    return _int_list(text, "--widths", "width", 1, MAX_WIDTH)
+    return int_list(text, "--widths", "width", 1, MAX_WIDTH)
 
 
 def parse_mantissas(text) -> list[int]:
     """Mantissa widths M of ``float:m<M>`` points: ``"3:23"`` (start:stop[:step],
     inclusive), ``"7,10,23"`` or a list of ints, each in 1..52."""
-    return _int_list(text, "--mantissas", "mantissa width", 1, MAX_MANTISSA)
+    return int_list(text, "--mantissas", "mantissa width", 1, MAX_MANTISSA)
 
 
 def format_label(fmt: FloatFormat) -> str:
@@ -289,22 +304,17 @@ def parse_kernels(text, kernel_names) -> list[str]:
 
 
 # ------------------------------------------------------------------------- one point --
-def run_point(config: dict, point: Point, reference, mode: str, threads: int | None = None
-              ) -> dict:
+def run_point(config: dict, point: Point, reference, mode: str) -> dict:
     """Estimate one point (a task: runs in a worker process or on a Dask worker)."""
-    import numba
-
-    from fixedqmc.sweep.estimates import full_estimate, paired_estimate, trial_system
-    if threads:
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     from fixedqmc.errors import FormatError
+    from fixedqmc.sweep.estimates import full_estimate, paired_estimate, trial_system
 
     t0 = time.perf_counter()
     row = {"kernels": point.kernels, "width": point.width, "mantissa": point.mantissa,
            "format": point.format,
            "precision": point.precision if point.kind != "float32" else "float32"}
     try:
-        system, narrow = _trial_system(config, point.precision, reference.profile,
+        system, narrow = build_trial(config, point.precision, reference.profile,
                                        trial_system)
     except FormatError as exc:  # a profiled range needs more integer bits than W has
         row.update({c: math.nan for cols in ESTIMATE_COLUMNS.values() for c in cols})
@@ -328,7 +338,7 @@ def run_point(config: dict, point: Point, reference, mode: str, threads: int | N
     return row
 
 
-def _trial_system(config, precision, profile, build):
+def build_trial(config, precision, profile, build):
     """The trial system and ``{"kernel.variable": "overflow" | "subnormal" | ...}`` of the
     variables whose profiled range no exponent width holds (``float:m<M>`` points; their
     :class:`FloatRangeWarning` is recorded in the row, not printed; other warnings pass)."""
@@ -342,97 +352,6 @@ def _trial_system(config, precision, profile, build):
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return system, narrow
-
-
-# ----------------------------------------------------------------------- executors --
-def _client(scheduler):
-    """A dask.distributed Client for an address (fail fast, naming it) or as given."""
-    if scheduler is None or not isinstance(scheduler, str):
-        return scheduler
-    if not re.fullmatch(r"(?:(?:tcp|tls|ucx|ws|wss)://)?[\w.\-\[\]:]+:\d+", scheduler):
-        raise FixedQMCError(f"--scheduler {scheduler!r} is not a Dask scheduler address; "
-                            "expected tcp://HOST:PORT (or HOST:PORT)")
-    try:
-        from distributed import Client
-    except ImportError:
-        raise FixedQMCError("--scheduler needs dask.distributed (pip install distributed)") from None
-    try:
-        return Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        raise FixedQMCError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
-
-
-def _execute(tasks, config, reference, mode, workers, client, wait_s=None, progress=None,
-             total=None):
-    """Yield finished rows as points complete (``total``: the sweep's points, for
-    messages)."""
-    if client is not None:
-        yield from _dask_rows(client, tasks, config, reference, mode, wait_s, progress,
-                              total or len(tasks))
-        return
-    if workers <= 1:
-        for p in tasks:
-            yield run_point(config, p, reference, mode)
-        return
-    import multiprocessing as mp
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        futures = [pool.submit(run_point, config, p, reference, mode, threads) for p in tasks]
-        for fut in as_completed(futures):
-            yield fut.result()
-
-
-#: seconds between two looks at unfinished Dask points and the scheduler's workers
-DASK_POLL_S = 0.5
-#: default seconds a Dask sweep waits while its scheduler has no worker before it stops
-WORKER_WAIT_S = 300.0
-
-
-def _dask_rows(client, tasks, config, reference, mode, wait_s, progress, total):
-    """Rows of points computed on a Dask cluster, as they finish.  While the scheduler has
-    no worker a status line comes every :data:`~fixedqmc.progress.INTERVAL_S` seconds, and
-    after ``wait_s`` seconds without one the sweep stops with a clear error (the finished
-    points are saved: a rerun resumes)."""
-    from fixedqmc.progress import INTERVAL_S, say
-    wait_s = WORKER_WAIT_S if wait_s is None else wait_s
-    address = getattr(client, "scheduler", None)
-    address = getattr(address, "address", None) or "the scheduler"
-    pending = [client.submit(run_point, config, p, reference, mode, pure=False) for p in tasks]
-    alone_since = said = None
-    try:
-        while pending:
-            done = [f for f in pending if f.done()]
-            for f in done:
-                pending.remove(f)
-                yield f.result()
-            if done:
-                continue
-            now = time.monotonic()
-            try:
-                workers = len(client.scheduler_info()["workers"])
-            except Exception:  # the client lost its scheduler: no workers to be had
-                workers = 0
-            if workers:
-                alone_since = said = None
-            else:
-                alone_since = alone_since or now
-                gone = now - alone_since
-                if gone >= wait_s:
-                    raise FixedQMCError(
-                        f"the Dask scheduler at {address} has had no worker for {gone:.0f} s "
-                        f"(--worker-wait {wait_s:g}); {total - len(pending)} of {total} "
-                        "points of the sweep are finished and saved: start "
-                        "workers (or run without --scheduler) and run the same command "
-                        "again to resume")
-                if said is None or now - said >= INTERVAL_S:
-                    say(progress, f"sweep: waiting for Dask workers at {address}: none for "
-                        f"{gone:.0f} s (stopping after {wait_s:g} s), "
-                        f"{len(pending)} points to go")
-                    said = now
-            time.sleep(DASK_POLL_S)
-    finally:
-        for f in pending:
-            f.cancel()
 
 
 # ----------------------------------------------------------------------------- sweep --
@@ -554,7 +473,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     these samples outside it are counted overflow events of the points.
 
     ``worker_wait``: on a Dask cluster, the seconds to wait while the scheduler has no
-    worker (default :data:`WORKER_WAIT_S`) before the sweep stops with a clear error; the
+    worker (default :data:`~fixedqmc.sweep.executors.WORKER_WAIT_S`) before the sweep stops with a clear error; the
     finished points are kept, and the same call resumes.
 
     ``cost_model``: the model of :mod:`fixedqmc.cost` that prices every point at its
@@ -584,7 +503,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     mantissas = [] if mantissas is None else parse_mantissas(mantissas)
     formats = [] if formats is None else parse_formats(formats)
     find_cost_model(cost_model)  # an unknown model, before any work
-    client = _client(scheduler) if scheduler is not None else client
+    client = dask_client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
     out = Path(output or Path(config["output"]) / "sweep")
     config = {**config, "output": str(out)}  # what a system writes (a mean-field cache) too
@@ -602,14 +521,14 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
             if sizing is not None:
                 meta["profile_hash"] = hashlib.sha256(jsonio.dumps(sizing.to_json()).encode()
                                                       ).hexdigest()[:16]
-            _check_meta(out, meta)
+            check_meta(out, meta)
         except BaseException:
             lock.abandon()
             raise
         digest = hashlib.sha256(jsonio.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
         (out / "points").mkdir(exist_ok=True)
         write_atomic(out / META, seal_json(meta, digest).encode())
-        reference = _reference(config, out, system, progress, digest)
+        reference = saved_reference(config, out, system, progress, digest)
         if sizing is not None:
             reference = replace(reference, profile=sizing)
         counts = sweep_counts(system, reference.samples)
@@ -626,13 +545,14 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
         bar = progress_bar(len(tasks), initial=len(rows), unit="point", desc="sweep",
                            show=progress)
         try:
-            for row in _execute(todo, config, reference, mode, workers or 2, client,
-                                worker_wait, progress, len(tasks)):
-                key = Point.of_row(row).key
-                text = seal_json(row, digest)
-                write_atomic(out / "points" / f"{key}.json", text.encode())
-                rows[key] = _unsealed(text)
-                bar.update(1)
+            with Tasks(workers or 2, client, worker_wait, progress) as runner:
+                for row in runner.run(run_point, [(config, p, reference, mode) for p in todo],
+                                      len(tasks)):
+                    key = Point.of_row(row).key
+                    text = seal_json(row, digest)
+                    write_atomic(out / "points" / f"{key}.json", text.encode())
+                    rows[key] = _unsealed(text)
+                    bar.update(1)
         finally:
             bar.close()
         return _finish(config, [rows[p.key] for p in tasks], reference, tolerance, mode,
@@ -661,13 +581,15 @@ META_ADVICE = ("delete it and run the same command again: the saved points and r
                "carry their own input hash and are reused only if they belong to this input")
 
 
-def _check_meta(out: Path, meta: dict) -> None:
+def check_meta(out: Path, meta: dict, what: str = "sweep") -> None:
+    """Refuse a folder whose ``meta.json`` is not ``meta`` (the work of another input;
+    ``what``: the command, in the message)."""
     p = out / META
     if p.exists():
         old = read_json_state(p, advice=META_ADVICE)
         if old != meta:
             raise FixedQMCError(
-                f"sweep folder {str(out)!r} holds a sweep of another input or mode ({old}); "
+                f"{what} folder {str(out)!r} holds a {what} of another input or mode ({old}); "
                 f"this one is {meta}: refusing to resume it; choose another output folder")
 
 
@@ -691,7 +613,7 @@ def _read_point(out: Path, point: Point, digest: str, progress) -> dict | None:
         return None
 
 
-def _reference(config, out: Path, system, progress, digest: str):
+def saved_reference(config, out: Path, system, progress, digest: str):
     """The float64 reference: saved in ``reference.pkl`` (sealed), or sampled anew when
     there is none or it is damaged (a line says so)."""
     from fixedqmc.sweep.estimates import sample_reference

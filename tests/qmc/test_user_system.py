@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from fixedqmc.cli import main
+from fixedqmc.errors import FixedQMCError
 from fixedqmc.run import run
-from fixedqmc.sweep import sweep
+from fixedqmc.sweep import sweep, tune
 from tests.qmc.user_system import EXAMPLE
 
 TOML = EXAMPLE.with_name("trapped_fermions_vmc.toml")
@@ -104,3 +105,12 @@ def test_walker_state_travels_with_dmc_branching_and_checkpoints(tmp_path):
     parts = run(overrides=cfg, progress=False)
     assert parts.trace.equals(whole.trace)
     assert np.isfinite(parts.summary["energy"])
+
+
+def test_tune_of_a_system_without_operation_counts_is_refused(tmp_path):
+    """Plans are priced from the counted operations: a system without them is named."""
+    with pytest.raises(FixedQMCError, match="'trapped_fermions' does not count its "
+                                            "operations.*tune needs them"):
+        tune(overrides=inputs(tmp_path, "tu"), tolerance=1e-3, kernels="potential",
+             workers=1, progress=False)
+    assert not (tmp_path / "tu" / "tune" / "reference.pkl").exists()

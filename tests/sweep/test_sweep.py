@@ -395,7 +395,7 @@ def test_a_sweep_whose_only_dask_worker_is_killed_stops_clearly(small_sweep, tmp
             killer = threading.Timer(1.0, os.kill, (worker.pid, signal.SIGKILL))
             killer.start()
             with pytest.raises(FixedQMCError, match=f"Dask scheduler at {address} has had "
-                                                    "no worker.*points of the sweep are "
+                                                    "no worker.*points are "
                                                     "finished and saved"):
                 _resume(folder, client=client, worker_wait=2.0, progress=False)
             killer.join()

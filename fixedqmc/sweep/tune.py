@@ -1,0 +1,506 @@
+"""``fixedqmc tune``: the cheapest per-variable formats that keep the energy within a
+tolerance, by a cost model of :mod:`fixedqmc.cost` (``docs/tuning.md``).
+
+A sweep answers with one width for a kernel set; :func:`tune` gives each variable of the
+set a width of its own.  Every plan is judged as a sweep point is, by the paired estimate
+on the float64 reference's samples (:mod:`fixedqmc.sweep.estimates`: same samples, so a
+plan costs one re-evaluation) and the sweep's rule, ``|diff| + 2 sigma <= tolerance``; and
+priced by the model on the operations the emulation counted (:mod:`fixedqmc.sweep.costs`).
+The search (:mod:`fixedqmc.sweep.search`): the common width ``W0`` by the sweep's rule on
+``widths``, each variable's floor (its narrowest passing width with the others at ``W0``),
+then greedy narrowing in order of cost saved per change of the rule's value.  Widths are
+fixed-point word bits (``fixed:W`` per variable, integer bits from the profile) or, with
+``family="float"``, mantissa bits (``float:m<M>``, exponent bits from the profile).
+
+The tuned plan is confirmed by a full VMC run at it against the float64 run (the full
+estimate of a sweep, same random numbers walker by walker), and written as a precision
+spec to paste into ``--precision``, with its cost beside the common-width plan's.
+
+Outputs in ``<output>/tune`` (default): ``plan.csv`` (per variable: the common width, the
+floor, the tuned width and format), ``plans.csv`` (every plan judged, in order: phase,
+variable, width, spec, the paired estimate, the rule's value, passes, the objective's
+cost), ``tune.json`` (summary: the spec, costs, gap bound, confirmation, plans judged,
+wall time), ``tune.png``.  Every plan judged is saved at once in ``plans/`` (sealed with
+the input's hash): an interrupted tune run again resumes, replaying the decisions on the
+saved plans; another tolerance or model in the same folder reuses them.  A folder of
+another input is refused, and so is a second command in a folder in use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fixedqmc import jsonio
+from fixedqmc.cost import DEFAULT_MODEL, RESOURCES, cost, totals
+from fixedqmc.errors import FixedQMCError, FormatError
+from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.output_folder import claim
+from fixedqmc.progress import INTERVAL_S, say
+from fixedqmc.qmc.counts import counts_operations, priced
+from fixedqmc.run.config import input_hash, load_config
+from fixedqmc.run.memory import check_memory
+from fixedqmc.state_files import (
+    DamagedStateError,
+    atomic_output,
+    read_json_state,
+    seal_json,
+    write_atomic,
+)
+from fixedqmc.sweep.costs import PRIMARY, sweep_counts
+from fixedqmc.sweep.executors import Tasks, dask_client
+from fixedqmc.sweep.search import NoPlanError, common_width, gap, tune_plan
+from fixedqmc.sweep.sweep import (
+    BLIND_RELATIVE,
+    MAX_MANTISSA,
+    MAX_WIDTH,
+    META,
+    build_trial,
+    check_meta,
+    int_list,
+    parse_kernels,
+    saved_reference,
+)
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a width means: the precision of a variable at width ``w``
+    (``template.format(w)``), the default grid of the common width, the default narrowest
+    width tried, the widest allowed, and a format of the family (to ask a model, before
+    any work, whether it prices the family and which resources it reports)."""
+
+    template: str
+    grid: str
+    low: int
+    high: int
+    example: str
+
+
+FAMILIES = {"fixed": Family("fixed:{}", "16:48:2", 8, MAX_WIDTH, "Q3.20"),
+            "float": Family("float:m{}", "4:30:2", 2, MAX_MANTISSA, "float:e5m10")}
+
+
+def _resources(model: str, family: str, objective: str | None) -> list:
+    """The resources of ``model`` in the order plans compare them: ``objective`` (default
+    the first of :data:`~fixedqmc.sweep.costs.PRIMARY` the model reports), then the rest
+    of ``PRIMARY``; refuses a model that cannot price a product in the family's formats."""
+    f = FAMILIES[family].example
+    probe = pd.DataFrame({"op": ["mul"], "count": [1.0], "result": [f], "a": [f], "b": [f]})
+    try:
+        reported = totals(cost(probe, None, model))
+    except FixedQMCError as exc:
+        raise FixedQMCError(f"--model {model!r} cannot price --family {family} formats: "
+                            f"{exc}") from None
+    present = [r for r in PRIMARY if r in reported]
+    first = objective or present[0]
+    if first not in reported:
+        raise FixedQMCError(f"--objective {first!r}: model {model!r} reports "
+                            f"{', '.join(present)}")
+    return [first] + [r for r in present if r != first]
+
+
+@dataclass
+class TuneResult:
+    """The tuned plan (``plan``: a row per variable), every plan judged (``log``), the
+    summary (``tune.json``) and the folder."""
+
+    plan: pd.DataFrame
+    log: pd.DataFrame
+    summary: dict
+    output: Path
+
+    @property
+    def spec(self) -> str:
+        """The tuned plan as a precision spec (paste it into ``--precision``)."""
+        return self.summary["spec"]
+
+
+def plan_spec(plan: dict, family: str = "fixed") -> str:
+    """A plan ``{"kernel.variable": width}`` as a precision spec: ``default=float64``, each
+    kernel at its most common width (the wider on a tie) and the variables that differ."""
+    template = FAMILIES[family].template
+    kernels: dict = {}
+    for name, w in plan.items():
+        kernel, var = name.split(".")
+        kernels.setdefault(kernel, {})[var] = w
+    items = ["default=float64"]
+    for kernel, widths in kernels.items():
+        common = max(Counter(widths.values()).items(), key=lambda kv: (kv[1], kv[0]))[0]
+        items.append(f"{kernel}={template.format(common)}")
+        items += [f"{kernel}.{v}={template.format(w)}" for v, w in widths.items()
+                  if w != common]
+    return ",".join(items)
+
+
+def evaluate_plan(config: dict, spec: str, reference, members: tuple) -> dict:
+    """The paired estimate of one plan (a task: runs in a worker process or on a Dask
+    worker): ``spec``, ``fits``, ``paired_diff``, ``paired_error``, ``paired_energy``,
+    ``formats`` (of the variables of the kernels ``members``), ``overflow_events``,
+    ``note``."""
+    from fixedqmc.sweep.estimates import paired_estimate, trial_system
+    t0 = time.perf_counter()
+    try:
+        system, narrow = build_trial(config, spec, reference.profile, trial_system)
+    except FormatError as exc:  # a profiled range needs more integer bits than w has
+        return {"spec": spec, "fits": False, "note": str(exc), "formats": {},
+                "overflow_events": 0, "wall_time_s": time.perf_counter() - t0}
+    row = {"spec": spec, "fits": True, **paired_estimate(system, reference)}
+    row["formats"] = {k: str(v) for k, v in system.formats().items()
+                      if k.split(".")[0] in members}
+    row["overflow_events"] = int(system.log.total_events)
+    row["note"] = f"no exponent width holds {sorted(narrow)}" if narrow else ""
+    row["wall_time_s"] = time.perf_counter() - t0
+    return row
+
+
+def plan_value(row: dict) -> float:
+    """``|paired_diff| + 2 paired_error`` of an evaluated plan (inf if it does not fit)."""
+    if not row["fits"]:
+        return math.inf
+    return abs(row["paired_diff"]) + 2 * row["paired_error"]
+
+
+class _Plans:
+    """The plans judged so far (``plans/<hash>.json``, sealed) and the judging of new ones
+    on the task runner."""
+
+    def __init__(self, out: Path, digest: str, config, reference, members, runner,
+                 family: str, progress):
+        self.dir = out / "plans"
+        self.dir.mkdir(exist_ok=True)
+        self.digest, self.config, self.reference = digest, config, reference
+        self.members, self.runner, self.family, self.progress = members, runner, family, \
+            progress
+        self.rows: dict = {}
+        self.computed = 0
+        self._said = -math.inf
+
+    def _path(self, spec: str) -> Path:
+        return self.dir / (hashlib.sha256(spec.encode()).hexdigest()[:20] + ".json")
+
+    def row(self, spec: str) -> dict | None:
+        if spec not in self.rows and self._path(spec).exists():
+            try:
+                self.rows[spec] = read_json_state(self._path(spec), self.digest)
+            except DamagedStateError as exc:
+                say(self.progress, f"{exc}: judging this plan again")
+        return self.rows.get(spec)
+
+    def rows_of(self, specs: list) -> list:
+        """The evaluated rows of ``specs`` (judging those not saved, in parallel)."""
+        todo = list(dict.fromkeys(s for s in specs if self.row(s) is None))
+        calls = [(self.config, s, self.reference, self.members) for s in todo]
+        for row in self.runner.run(evaluate_plan, calls):
+            write_atomic(self._path(row["spec"]), seal_json(row, self.digest).encode())
+            self.rows[row["spec"]] = row
+            self.computed += 1
+            if time.monotonic() - self._said >= INTERVAL_S:
+                say(self.progress, f"tune: {len(self.rows)} plans judged ({self.computed} "
+                    f"by this run), the last |diff| + 2 sigma {plan_value(row):.3g} in the "
+                    "system's unit")
+                self._said = time.monotonic()
+        return [self.rows[s] for s in specs]
+
+    def evaluate(self, plans: list) -> list:
+        """The search's ``evaluate``: the rule's value of each plan."""
+        return [plan_value(r) for r in self.rows_of([plan_spec(p, self.family)
+                                                     for p in plans])]
+
+
+def _low_widths(variables, formats: dict, low: int) -> dict:
+    """Each variable's narrowest width to try: ``low``, or the integer and sign bits of its
+    fixed format (the narrowest word its profiled range fits)."""
+    out = {}
+    for v in variables:
+        need = 1
+        try:
+            fmt = QFormat.parse(formats[v])
+            need = fmt.int_bits + int(fmt.signed)
+        except (FormatError, ValueError):
+            pass  # a float format: every mantissa width fits
+        out[v] = max(low, need, 1)
+    return out
+
+
+def _blind_kernels(plans: _Plans, members, width: int, family: str) -> list:
+    """Kernels whose paired difference is zero (to float64 rounding of the energy,
+    :data:`~fixedqmc.sweep.sweep.BLIND_RELATIVE`) with only them at ``width``: they act
+    through sampling alone, which the paired estimate cannot judge."""
+    template = FAMILIES[family].template
+    specs = [f"default=float64,{k}={template.format(width)}" for k in members]
+    blind = []
+    for k, row in zip(members, plans.rows_of(specs)):
+        if row["fits"] and (abs(row["paired_diff"]) + row["paired_error"]
+                            <= BLIND_RELATIVE * abs(row["paired_energy"])):
+            blind.append(k)
+    return blind
+
+
+def _no_plan(plans: _Plans, variables, exc: NoPlanError, family, tolerance, unit, f) -> str:
+    """The error of a tolerance no plan meets: the widest width's value and the variables
+    that fail alone at it (the others at float64)."""
+    template = FAMILIES[family].template
+    specs = [f"default=float64,{v}={template.format(exc.width)}" for v in variables]
+    alone = [(v, plan_value(r)) for v, r in zip(variables, plans.rows_of(specs))]
+    failing = [f"{v} ({x * f:.3g} {unit})" for v, x in alone if not x * f <= tolerance]
+    who = ("alone at that width, " + ", ".join(failing) + " already fail" if failing else
+           "no variable fails alone at that width: together they do")
+    return (f"--tolerance {tolerance:g} {unit}: no plan meets it: every variable at the "
+            f"widest width, {exc.width}, gives |diff| + 2 sigma = {exc.value * f:.3g} {unit}; "
+            f"{who} (try wider --widths or a larger tolerance)")
+
+
+def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFAULT_MODEL,
+         objective: str | None = None, family: str = "fixed", widths=None,
+         min_width: int | None = None, sets=(), overrides: dict | None = None, output=None,
+         workers: int | None = None, client=None, scheduler: str | None = None,
+         worker_wait: float | None = None, progress: bool | None = None,
+         units: str | None = None, confirm: bool = True) -> TuneResult:
+    """Tune (or resume tuning) the formats of one kernel set of an input; see the module
+    docstring and ``docs/tuning.md``.
+
+    ``tolerance`` in ``units`` (default: the system's energy unit); ``kernels``: one kernel
+    set (``all``, a kernel, or kernels joined by ``+``); ``model``: a cost model of
+    :mod:`fixedqmc.cost`; ``objective``: the resource minimised first (default: the first
+    of ``dsp``, ``seconds``, ``luts``, ``memory``, ... the model reports), the others
+    breaking ties in that order; ``family``: ``fixed`` (word widths) or ``float``
+    (mantissa widths); ``widths``: the grid of the common width (default ``16:48:2``, float
+    ``4:30:2``); ``min_width``: the narrowest width tried for any variable (default 8, float
+    2); ``confirm``: run the full VMC estimate of the tuned plan.  ``workers``, ``client``,
+    ``scheduler``, ``worker_wait`` and ``progress`` as for :func:`~fixedqmc.sweep.sweep`.
+    """
+    from fixedqmc.run.plan import build_system
+    from fixedqmc.sweep.estimates import trial_system
+    if family not in FAMILIES:
+        raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
+    fam = FAMILIES[family]
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
+        raise FixedQMCError(f"--tolerance must be a positive energy, got {tolerance!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
+    grid = int_list(fam.grid if widths is None else widths, "--widths", "width", 1, fam.high)
+    low = fam.low if min_width is None else min_width
+    if isinstance(low, bool) or not isinstance(low, int) or not 1 <= low <= min(grid):
+        raise FixedQMCError(f"--min-width must be an integer in 1..{min(grid)} (the narrowest "
+                            f"of --widths), got {min_width!r}")
+    if objective is not None and objective not in RESOURCES:
+        raise FixedQMCError(f"--objective {objective!r}; allowed: {', '.join(RESOURCES)}")
+    resources = _resources(model, family, objective)
+    client = dask_client(scheduler) if scheduler is not None else client
+    config = load_config(path, sets, overrides)
+    out = Path(output or Path(config["output"]) / "tune")
+    config = {**config, "output": str(out)}
+    lock = claim(out, "tune")
+    t0 = time.perf_counter()
+    try:
+        try:  # input errors: nothing this call wrote is left
+            system = build_system({**config, "precision": "float64"})
+            (kernel_set,) = parse_kernels([kernels], tuple(system.kernels)) \
+                if "," not in kernels else (None,)
+            if kernel_set is None:
+                raise FixedQMCError(f"--kernels {kernels!r}: tune takes one kernel set "
+                                    "('all', a kernel, or kernels joined by '+')")
+            members = tuple(system.kernels) if kernel_set == "all" else tuple(
+                kernel_set.split("+"))
+            if not counts_operations(system):
+                raise FixedQMCError(f"system kind {config['system']['kind']!r} does not count "
+                                    "its operations (the optional protocol member "
+                                    "operation_counts): tune needs them to price plans")
+            unit = units or system.units.energy
+            f = system.units.factor(unit)
+            local = (workers or 2) if client is None else 0
+            check_memory(system, config, samples=True, copies=1 + local if local > 1 else 1)
+            meta = {"input_hash": input_hash(config), "command": "tune"}
+            check_meta(out, meta, "tune")
+        except BaseException:
+            lock.abandon()
+            raise
+        digest = hashlib.sha256(jsonio.dumps(meta, sort_keys=True).encode()).hexdigest()[:16]
+        write_atomic(out / META, seal_json(meta, digest).encode())
+        reference = saved_reference(config, out, system, progress, digest)
+        counts = sweep_counts(system, reference.samples)
+        variables = [v for v in system.formats() if v.split(".")[0] in members]
+        tol = tolerance / f  # in the system's unit, as the estimates are
+        with Tasks(workers or 2, client, worker_wait, progress, "tune", "plans") as runner:
+            plans = _Plans(out, digest, config, reference, members, runner, family, progress)
+            batch = (workers or 2) if client is None else max(
+                2, len(client.scheduler_info().get("workers", {})))
+            say(progress, f"tune: {len(variables)} variables of {kernel_set}, "
+                f"{model}, tolerance {tolerance:g} {unit}")
+            blind = _blind_kernels(plans, members, (low + max(grid)) // 2, family)
+            if blind:
+                raise FixedQMCError(
+                    f"--kernels {kernel_set!r}: {', '.join(blind)} act(s) only through "
+                    "sampling (the paired estimate of a plan cannot see them: zero "
+                    "difference); tune the other kernels (e.g. --kernels "
+                    f"{'+'.join(k for k in members if k not in blind) or '...'})")
+
+            formats: dict = {}
+
+            def price(plan: dict) -> tuple:
+                """The plan's cost, resources in the order of the objective (inf: it does
+                not fit); its formats from the profile, without judging it."""
+                spec = plan_spec(plan, family)
+                if spec not in formats:
+                    try:
+                        trial = build_trial(config, spec, reference.profile, trial_system)[0]
+                        formats[spec] = {k: str(v) for k, v in trial.formats().items()
+                                         if k.split(".")[0] in members}
+                    except FormatError:
+                        formats[spec] = None
+                if formats[spec] is None:
+                    return (math.inf,) * len(resources)
+                tot = totals(priced(*counts, formats[spec], model))
+                return tuple(tot.get(r, math.inf) for r in resources)
+
+            log: list = []
+            try:
+                w0, v0 = common_width(variables, grid, plans.evaluate, tol, batch=batch,
+                                      log=log)
+            except NoPlanError as exc:
+                raise FixedQMCError(_no_plan(plans, variables, exc, family, tolerance, unit,
+                                             f)) from None
+            say(progress, f"tune: common width {w0} ({fam.template.format(w0)}); "
+                "floors and greedy search")
+            start_formats = plans.rows_of([plan_spec(dict.fromkeys(variables, w0),
+                                                     family)])[0]["formats"]
+            lows = _low_widths(variables, start_formats, low)
+            res = tune_plan(variables, w0, v0, lows, plans.evaluate, price, tol, log=log)
+            spec = plan_spec(res.plan, family)
+            confirmation = _confirm(config, spec, reference, runner, tol) if confirm else None
+        summary = _summary(res, spec, plans, counts, model, resources, family, kernel_set,
+                           tolerance, unit, f, confirmation, config,
+                           time.perf_counter() - t0)
+        return _write(out, res, summary, plans, family, f)
+    finally:
+        lock.release()
+
+
+def _confirm_task(config, spec, reference) -> dict:
+    from fixedqmc.sweep.estimates import full_estimate, trial_system
+    return full_estimate(config, trial_system(config, spec, reference.profile), reference)
+
+
+def _confirm(config, spec, reference, runner, tol) -> dict:
+    """The full estimate of the tuned plan (a VMC run at it, same random numbers as the
+    float64 run) and its ``verdict``: ``passes`` (``|diff| + 2 sigma <= tolerance``),
+    ``fails`` (``|diff| - 2 sigma > tolerance``) or ``unresolved`` (the run is too short
+    to tell; ``longer``: about how many times longer a run would resolve it, when
+    ``|diff| < tolerance``)."""
+    (row,) = runner.run(_confirm_task, [(config, spec, reference)])
+    diff, err = abs(row["full_diff"]), row["full_diff_error"]
+    row["verdict"] = ("passes" if diff + 2 * err <= tol else
+                      "fails" if diff - 2 * err > tol else "unresolved")
+    row["longer"] = ((2 * err / (tol - diff)) ** 2 if row["verdict"] == "unresolved"
+                     and diff < tol else None)
+    return row
+
+
+def _summary(res, spec, plans, counts, model, resources, family, kernel_set, tolerance,
+             unit, f, confirmation, config, wall) -> dict:
+    tuned = plans.rows_of([spec])[0]
+    common = plans.rows_of([plan_spec(dict.fromkeys(res.plan, res.common), family)])[0]
+    costs = {k: totals(priced(*counts, r["formats"], model)) for k, r in
+             (("tuned", tuned), ("common", common))}
+    if confirmation is not None:
+        confirmation = {k: (v * f if k.startswith("full_") and "accept" not in k else v)
+                        for k, v in confirmation.items()}
+        confirmation["estimate"] = "full: a VMC run at the plan against the float64 run"
+    return {"spec": spec, "kernels": kernel_set, "family": family, "model": model,
+            "objective": resources[0], "resources": resources,
+            "tolerance": tolerance, "energy_unit": unit,
+            "rule": "|paired diff| + 2 sigma <= tolerance",
+            "common_width": res.common, "common_spec": common["spec"],
+            "cost": costs["tuned"], "common_cost": costs["common"],
+            "saving": {r: 1 - costs["tuned"][r] / costs["common"][r]
+                       for r in costs["tuned"] if costs["common"].get(r)},
+            "gap_bound": gap(res),
+            "paired_diff": tuned["paired_diff"] * f, "paired_error": tuned["paired_error"] * f,
+            "common_paired_diff": common["paired_diff"] * f,
+            "common_paired_error": common["paired_error"] * f,
+            "confirmation": confirmation,
+            "plans_judged": res.evaluations, "plans_computed": plans.computed,
+            "wall_time_s": wall, "input": config}
+
+
+def _write(out, res, summary, plans, family, f) -> TuneResult:
+    template = FAMILIES[family].template
+    tuned_formats = plans.rows_of([summary["spec"]])[0]["formats"]
+    plan = pd.DataFrame([{"variable": v, "common_width": res.common,
+                          "floor": res.floors[v], "width": w,
+                          "precision": template.format(w), "format": tuned_formats.get(v)}
+                         for v, w in res.plan.items()])
+    rows = []
+    for r in res.log:
+        spec = plan_spec(r["plan"], family)
+        ev = plans.rows_of([spec])[0]
+        rows.append({"phase": r["phase"], "variable": r["variable"], "width": r["width"],
+                     "spec": spec, "fits": ev["fits"],
+                     "paired_diff": ev.get("paired_diff", math.nan) * f,
+                     "paired_error": ev.get("paired_error", math.nan) * f,
+                     "value": r["value"] * f, "passes": r["passes"],
+                     "accepted": r["accepted"]})
+    log = pd.DataFrame(rows)
+    with atomic_output(out / "plan.csv") as tmp:
+        plan.to_csv(tmp, index=False)
+    with atomic_output(out / "plans.csv") as tmp:
+        log.to_csv(tmp, index=False)
+    write_atomic(out / "tune.json", jsonio.dumps(summary, indent=2).encode())
+    with atomic_output(out / "tune.png") as tmp:
+        plot_tune(plan, log, summary, tmp)
+    return TuneResult(plan, log, summary, out)
+
+
+def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):
+    """Left: each variable's common width, floor and tuned width.  Right: the rule's value
+    of every plan judged, in order, by phase, with the tolerance.  Returns the figure."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, max(4.5, 0.18 * len(plan))),
+                                      gridspec_kw={"width_ratios": [1.2, 1]})
+    y = range(len(plan))
+    left.barh(y, plan["common_width"], color="0.85", label="common width")
+    left.barh(y, plan["width"], color="tab:blue", height=0.5, label="tuned")
+    left.scatter(plan["floor"], y, marker="|", s=80, color="tab:red", label="floor")
+    left.set_yticks(list(y))
+    left.set_yticklabels(plan["variable"], fontsize=6)
+    left.invert_yaxis()
+    left.set_xlabel("width (bits)")
+    left.legend(fontsize=7, loc="lower right")
+    cost = summary["cost"].get(summary["objective"]) if summary["objective"] else None
+    common = summary["common_cost"].get(summary["objective"]) if summary["objective"] else None
+    left.set_title(f"{summary['objective']}: {cost:.4g} tuned, {common:.4g} at the common width"
+                   if cost is not None and common is not None else "tuned widths", fontsize=9)
+    for phase, marker in (("common", "s"), ("floor", "."), ("greedy", "o")):
+        part = log[log["phase"] == phase]
+        v = part["value"].where(part["value"] > 0)
+        right.scatter(part.index, v, marker=marker, s=14, label=phase)
+    acc = log[log["accepted"]]
+    right.scatter(acc.index, acc["value"].where(acc["value"] > 0), s=60, facecolors="none",
+                  edgecolors="k", label="accepted")
+    right.axhline(summary["tolerance"], color="green",
+                  label=f"tolerance {summary['tolerance']:g} {summary['energy_unit']}")
+    right.set_yscale("log")
+    right.set_xlabel("plan judged (in order)")
+    right.set_ylabel(f"|diff| + 2 sigma ({summary['energy_unit']})")
+    right.legend(fontsize=7)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return fig
+
+
+__all__ = ["FAMILIES", "TuneResult", "evaluate_plan", "plan_spec", "plot_tune", "plan_value",
+           "tune"]

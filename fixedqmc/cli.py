@@ -381,7 +381,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "
           f"{s['wall_time_s']:.0f} s")
     print(f"\nprecision spec (paste into --precision):\n{res.spec}")
-    print(f"\nresults in {res.output}/ (plan.csv, plans.csv, tune.json, tune.png)")
+    print(f"\nresults in {res.output}/ (plan.csv, plans.csv, tune.json, tune.png, counts.csv)")
     return 0
 
 

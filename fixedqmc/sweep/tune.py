@@ -20,7 +20,8 @@ Outputs in ``<output>/tune`` (default): ``plan.csv`` (per variable: the common w
 floor, the tuned width and format), ``plans.csv`` (every plan judged, in order: phase,
 variable, width, spec, the paired estimate, the rule's value, passes, the objective's
 cost), ``tune.json`` (summary: the spec, costs, gap bound, confirmation, plans judged,
-wall time), ``tune.png``.  Every plan judged is saved at once in ``plans/`` (sealed with
+wall time), ``tune.png``, and the operations and arrays priced (``counts.csv``,
+``arrays.csv``, as a sweep's).  Every plan judged is saved at once in ``plans/`` (sealed with
 the input's hash): an interrupted tune run again resumes, replaying the decisions on the
 saved plans; another tolerance or model in the same folder reuses them.  A folder of
 another input is refused, and so is a second command in a folder in use.
@@ -379,7 +380,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
         summary = _summary(res, spec, plans, counts, model, resources, family, kernel_set,
                            tolerance, unit, f, confirmation, config,
                            time.perf_counter() - t0)
-        return _write(out, res, summary, plans, family, f)
+        return _write(out, res, summary, plans, family, f, counts)
     finally:
         lock.release()
 
@@ -431,7 +432,7 @@ def _summary(res, spec, plans, counts, model, resources, family, kernel_set, tol
             "wall_time_s": wall, "input": config}
 
 
-def _write(out, res, summary, plans, family, f) -> TuneResult:
+def _write(out, res, summary, plans, family, f, counts) -> TuneResult:
     template = FAMILIES[family].template
     tuned_formats = plans.rows_of([summary["spec"]])[0]["formats"]
     plan = pd.DataFrame([{"variable": v, "common_width": res.common,
@@ -453,6 +454,9 @@ def _write(out, res, summary, plans, family, f) -> TuneResult:
         plan.to_csv(tmp, index=False)
     with atomic_output(out / "plans.csv") as tmp:
         log.to_csv(tmp, index=False)
+    for name, frame in zip(("counts.csv", "arrays.csv"), counts):
+        with atomic_output(out / name) as tmp:
+            frame.to_csv(tmp, index=False)
     write_atomic(out / "tune.json", jsonio.dumps(summary, indent=2).encode())
     with atomic_output(out / "tune.png") as tmp:
         plot_tune(plan, log, summary, tmp)
@@ -476,11 +480,13 @@ def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):
     left.set_yticklabels(plan["variable"], fontsize=6)
     left.invert_yaxis()
     left.set_xlabel("width (bits)")
-    left.legend(fontsize=7, loc="lower right")
+    left.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+                frameon=False)
     cost = summary["cost"].get(summary["objective"]) if summary["objective"] else None
     common = summary["common_cost"].get(summary["objective"]) if summary["objective"] else None
     left.set_title(f"{summary['objective']}: {cost:.4g} tuned, {common:.4g} at the common width"
-                   if cost is not None and common is not None else "tuned widths", fontsize=9)
+                   if cost is not None and common is not None else "tuned widths", fontsize=9,
+                   pad=20)
     for phase, marker in (("common", "s"), ("floor", "."), ("greedy", "o")):
         part = log[log["phase"] == phase]
         v = part["value"].where(part["value"] > 0)

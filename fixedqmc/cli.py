@@ -363,6 +363,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
               "no variable could be narrowed below the common width")
     print(f"\n{len(narrowed)} of {len(res.plan)} variables narrowed from the common width "
           f"{s['common_width']} ({s['kernels']}, {s['family']})")
+    if s["invisible"]:
+        print(f"kept at the common width, unseen by the paired estimate (they act through "
+              f"sampling; the full run judges them): {', '.join(s['invisible'])}")
     print(f"cost ({s['model']}, per walker evaluation; objective {s['objective']}):")
     for r in s["resources"] or ():
         print(f"  {r:10s} {s['cost'][r]:12.4g} tuned  {s['common_cost'][r]:12.4g} common"
@@ -373,11 +376,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     print(f"paired: {s['paired_diff']:.3g} +/- {s['paired_error']:.2g} {unit} (tolerance "
           f"{s['tolerance']:g}; common width: {s['common_paired_diff']:.3g} +/- "
           f"{s['common_paired_error']:.2g})")
-    c = s["confirmation"]
-    if c is not None:
-        print(f"full run: {c['full_diff']:.3g} +/- {c['full_diff_error']:.2g} {unit}: "
-              f"{c['verdict'].upper()}" + (f" (a run about {c['longer']:.3g}x longer would "
-                                           "resolve it)" if c.get("longer") else ""))
+    for name, c in (s["confirmation"] or {}).items():
+        print(f"full run at the {name} plan: {c['full_diff']:.3g} +/- "
+              f"{c['full_diff_error']:.2g} {unit}: {c['verdict'].upper()}"
+              + (f" (a run about {c['longer']:.3g}x longer would resolve it)"
+                 if c.get("longer") else ""))
     print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "
           f"{s['wall_time_s']:.0f} s")
     print(f"\nprecision spec (paste into --precision):\n{res.spec}")

@@ -14,7 +14,9 @@ the tuning of a data path rests on: narrowing any variable never makes the error
 2. **Floors** (:func:`tune_plan`, phase 1): for each variable that costs less when
    narrowed, the narrowest width in ``[low_v, W0]`` that passes with every other variable at
    ``W0``, by bisection, all variables' bisections in lockstep (one batch per halving).  Under
-   the assumption no passing plan no wider than ``W0`` has a variable below its floor.
+   the assumption no passing plan no wider than ``W0`` has a variable below its floor.  A
+   variable whose floor leaves the value exactly as at ``W0`` (bit for bit) is *invisible*
+   to the judge (it acts elsewhere: through sampling alone, say): it keeps ``W0``.
 3. **Greedy** (phase 2): from every variable at ``W0``, the variables in order of cost saved
    per change of the rule's value at their floor (``saving / max(value(floor) - value(W0),
    tolerance * 1e-6)``, on the first resource the floor saves anything of); each is narrowed
@@ -44,7 +46,8 @@ class SearchResult:
     the costs (tuples in the order of ``price``) of the tuned plan, the common-width plan
     and the floors plan, the values of the first two, and ``log``: every plan judged, in the
     search's order (rows: ``phase``, ``variable``, ``width``, ``value``, ``passes``,
-    ``accepted``, ``plan``)."""
+    ``accepted``, ``plan``), and the ``invisible`` variables (step 2 of the module
+    docstring)."""
 
     plan: dict
     floors: dict
@@ -55,6 +58,7 @@ class SearchResult:
     value: float
     common_value: float
     log: list = field(default_factory=list)
+    invisible: list = field(default_factory=list)
 
     @property
     def evaluations(self) -> int:
@@ -128,6 +132,10 @@ def tune_plan(variables: Sequence[str], common: int, common_value: float, low: d
             else:
                 bad[v] = mids[v]
     floors.update(good)
+    # a variable whose narrowing leaves the value bit for bit as it was is not seen by the
+    # judge (it acts elsewhere, e.g. through sampling alone): kept at the common width
+    invisible = [v for v in saves if floors[v] < common and floor_value[v] == common_value]
+    floors.update(dict.fromkeys(invisible, common))
 
     # phase 2: greedy in order of cost saved per change of the value
     eps = tolerance * 1e-6
@@ -159,7 +167,7 @@ def tune_plan(variables: Sequence[str], common: int, common_value: float, low: d
             plan[v] = hi
     floor_plan = {**start, **floors}
     return SearchResult(plan, floors, common, price(plan), start_cost, price(floor_plan),
-                        value, common_value, log)
+                        value, common_value, log, invisible)
 
 
 def gap(result: SearchResult) -> float:

@@ -13,8 +13,9 @@ fixed-point word bits (``fixed:W`` per variable, integer bits from the profile) 
 ``family="float"``, mantissa bits (``float:m<M>``, exponent bits from the profile).
 
 The tuned plan is confirmed by a full VMC run at it against the float64 run (the full
-estimate of a sweep, same random numbers walker by walker), and written as a precision
-spec to paste into ``--precision``, with its cost beside the common-width plan's.
+estimate of a sweep, same random numbers walker by walker; the common-width plan's run
+beside it), and written as a precision spec to paste into ``--precision``, with its cost
+beside the common-width plan's.
 
 Outputs in ``<output>/tune`` (default): ``plan.csv`` (per variable: the common width, the
 floor, the tuned width and format), ``plans.csv`` (every plan judged, in order: phase,
@@ -376,7 +377,9 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
             lows = _low_widths(variables, start_formats, low)
             res = tune_plan(variables, w0, v0, lows, plans.evaluate, price, tol, log=log)
             spec = plan_spec(res.plan, family)
-            confirmation = _confirm(config, spec, reference, runner, tol) if confirm else None
+            common_spec = plan_spec(dict.fromkeys(variables, w0), family)
+            confirmation = _confirm(config, {"tuned": spec, "common": common_spec},
+                                    reference, runner, tol, f) if confirm else None
         summary = _summary(res, spec, plans, counts, model, resources, family, kernel_set,
                            tolerance, unit, f, confirmation, config,
                            time.perf_counter() - t0)
@@ -387,22 +390,32 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
 
 def _confirm_task(config, spec, reference) -> dict:
     from fixedqmc.sweep.estimates import full_estimate, trial_system
-    return full_estimate(config, trial_system(config, spec, reference.profile), reference)
+    row = full_estimate(config, trial_system(config, spec, reference.profile), reference)
+    return {"spec": spec, **row}
 
 
-def _confirm(config, spec, reference, runner, tol) -> dict:
-    """The full estimate of the tuned plan (a VMC run at it, same random numbers as the
-    float64 run) and its ``verdict``: ``passes`` (``|diff| + 2 sigma <= tolerance``),
-    ``fails`` (``|diff| - 2 sigma > tolerance``) or ``unresolved`` (the run is too short
-    to tell; ``longer``: about how many times longer a run would resolve it, when
-    ``|diff| < tolerance``)."""
-    (row,) = runner.run(_confirm_task, [(config, spec, reference)])
-    diff, err = abs(row["full_diff"]), row["full_diff_error"]
-    row["verdict"] = ("passes" if diff + 2 * err <= tol else
-                      "fails" if diff - 2 * err > tol else "unresolved")
-    row["longer"] = ((2 * err / (tol - diff)) ** 2 if row["verdict"] == "unresolved"
-                     and diff < tol else None)
-    return row
+def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
+    """The full estimate (a VMC run at the plan, same random numbers as the float64 run) of
+    each plan of ``specs`` (``{"tuned": spec, "common": spec}``, run side by side: the
+    common-width plan's shows what the same run says of the sweep's own answer), in the
+    energy unit of ``f``, and its ``verdict``: ``passes`` (``|diff| + 2 sigma <=
+    tolerance``), ``fails`` (``|diff| - 2 sigma > tolerance``) or ``unresolved`` (the run
+    is too short to tell; ``longer``: about how many times longer a run would resolve it,
+    when ``|diff| < tolerance``)."""
+    rows = {r["spec"]: r for r in runner.run(_confirm_task, [(config, s, reference)
+                                                             for s in specs.values()])}
+    out = {}
+    for name, spec in specs.items():
+        row = rows[spec]
+        diff, err = abs(row["full_diff"]), row["full_diff_error"]
+        verdict = ("passes" if diff + 2 * err <= tol else
+                   "fails" if diff - 2 * err > tol else "unresolved")
+        out[name] = {**{k: (v * f if k.startswith("full_") and "accept" not in k else v)
+                        for k, v in row.items()},
+                     "verdict": verdict,
+                     "longer": ((2 * err / (tol - diff)) ** 2 if verdict == "unresolved"
+                                and diff < tol else None)}
+    return out
 
 
 def _summary(res, spec, plans, counts, model, resources, family, kernel_set, tolerance,
@@ -411,10 +424,6 @@ def _summary(res, spec, plans, counts, model, resources, family, kernel_set, tol
     common = plans.rows_of([plan_spec(dict.fromkeys(res.plan, res.common), family)])[0]
     costs = {k: totals(priced(*counts, r["formats"], model)) for k, r in
              (("tuned", tuned), ("common", common))}
-    if confirmation is not None:
-        confirmation = {k: (v * f if k.startswith("full_") and "accept" not in k else v)
-                        for k, v in confirmation.items()}
-        confirmation["estimate"] = "full: a VMC run at the plan against the float64 run"
     return {"spec": spec, "kernels": kernel_set, "family": family, "model": model,
             "objective": resources[0], "resources": resources,
             "tolerance": tolerance, "energy_unit": unit,
@@ -423,7 +432,7 @@ def _summary(res, spec, plans, counts, model, resources, family, kernel_set, tol
             "cost": costs["tuned"], "common_cost": costs["common"],
             "saving": {r: 1 - costs["tuned"][r] / costs["common"][r]
                        for r in costs["tuned"] if costs["common"].get(r)},
-            "gap_bound": gap(res),
+            "gap_bound": gap(res), "invisible": res.invisible,
             "paired_diff": tuned["paired_diff"] * f, "paired_error": tuned["paired_error"] * f,
             "common_paired_diff": common["paired_diff"] * f,
             "common_paired_error": common["paired_error"] * f,
@@ -437,7 +446,8 @@ def _write(out, res, summary, plans, family, f, counts) -> TuneResult:
     tuned_formats = plans.rows_of([summary["spec"]])[0]["formats"]
     plan = pd.DataFrame([{"variable": v, "common_width": res.common,
                           "floor": res.floors[v], "width": w,
-                          "precision": template.format(w), "format": tuned_formats.get(v)}
+                          "precision": template.format(w), "format": tuned_formats.get(v),
+                          "seen": v not in res.invisible}
                          for v, w in res.plan.items()])
     rows = []
     for r in res.log:

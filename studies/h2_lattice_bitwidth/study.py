@@ -20,13 +20,21 @@ host.  Three parts, each using only the public API (:func:`fixedqmc.sweep.sweep`
 ``full``
     VMC of 128 walkers sampled at the data path's narrowest width and 2 bits below it: energy against the float64 run and the acceptance rates (the seed's remark on
     sampling at narrow widths).
+``tune`` (not part of ``all``; ``--part tune``)
+    must every variable of the data path have the common width?  :func:`fixedqmc.sweep.tune`
+    on the per-kernel part's input (256 walkers; reduced 64): a width per variable, the
+    cheapest by a cost model (``--model``, default ``fpga-intel27x27``, the nearest to the
+    seed's Stratix V DSP blocks; ``--objective memory`` ranks memory, the seed's limit,
+    first), its cost beside the common width's, and the plan as a precision spec.
 
     python studies/h2_lattice_bitwidth/study.py              # all three parts (about 1 h)
     python studies/h2_lattice_bitwidth/study.py --part table1 --walkers 128,256
     python studies/h2_lattice_bitwidth/study.py --reduced    # 8 H2, 64 and 128 walkers
+    python studies/h2_lattice_bitwidth/study.py --reduced --part tune   # about 5 min
 
 Writes the sweep folders and ``table1.csv``, ``table1.md``, ``table1.png``, ``per_kernel.csv``,
-``full.csv`` under ``results/`` (``results/reduced/`` with ``--reduced``).  Finished
+``full.csv`` (and ``tune.md``, ``tune_plan.csv``) under ``results/`` (``results/reduced/``
+with ``--reduced``).  Finished
 points are kept: an interrupted study resumes.
 """
 
@@ -37,7 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fixedqmc.sweep import plot_sweep, sweep
+from fixedqmc.sweep import plot_sweep, sweep, tune
 
 HERE = Path(__file__).resolve().parent
 TOLERANCE = 5e-4  # hartree (seed 001: "an acceptable standard error")
@@ -121,7 +129,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reduced", action="store_true",
                    help="8 H2, walkers 64,128, per kernel and full runs at 64")
-    p.add_argument("--part", choices=(*PARTS, "all"), default="all")
+    p.add_argument("--part", choices=(*PARTS, "all", "tune"), default="all",
+                   help="one part, or all three of the seed's (tune: only when named)")
+    p.add_argument("--model", default="fpga-intel27x27", help="tune: the cost model")
+    p.add_argument("--objective", default=None, help="tune: the resource minimised first")
     p.add_argument("--walkers", default=None,
                    help="Table 1 walker counts, comma-separated (default 128,256,512,1024,"
                         "2048; reduced 64,128)")
@@ -192,7 +203,35 @@ def main(argv=None) -> int:
                 "full_acceptance", "double", "double_error", "double_acceptance"]
         rows[cols].to_csv(out / "full.csv", index=False)
         print(rows[cols].to_string())
+    if "tune" in parts:
+        run_tune(lattice, per_w, out, args.model, args.objective, w)
     return 0
+
+
+def run_tune(lattice, walkers, out: Path, model, objective, workers) -> None:
+    """The tune part (module docstring): ``tune.md`` and ``tune_plan.csv`` in ``out``."""
+    res = tune(overrides={**case_input(lattice, walkers, 2, 5, out / "scf", False),
+                          "output": str(out)},
+               tolerance=TOLERANCE, kernels=DATA_PATH, model=model, objective=objective,
+               output=out / "tune" / f"walkers{walkers}", workers=workers)
+    s = res.summary
+    res.plan.to_csv(out / "tune_plan.csv", index=False)
+    costs = pd.DataFrame({"tuned": s["cost"], "common width": s["common_cost"]})
+    costs["saved"] = [f"{100 * s['saving'].get(r, 0):.1f} %" for r in costs.index]
+    lines = [f"Tuned data path ({DATA_PATH}), {walkers} walkers, model {model}, objective "
+             f"{s['objective']}, tolerance {TOLERANCE} Ha",
+             f"common width {s['common_width']}: paired {s['common_paired_diff']:.3g} +/- "
+             f"{s['common_paired_error']:.2g} Ha; tuned: {s['paired_diff']:.3g} +/- "
+             f"{s['paired_error']:.2g} Ha",
+             *[f"full run at the {k} plan: {c['full_diff']:.3g} +/- "
+               f"{c['full_diff_error']:.2g} Ha ({c['verdict']})"
+               for k, c in s["confirmation"].items()],
+             f"{s['plans_judged']} plans judged in {s['wall_time_s']:.0f} s; gap bound "
+             f"{100 * s['gap_bound']:.1f} %", "", costs.to_string(), "",
+             res.plan.to_string(index=False), "", "spec:", s["spec"]]
+    text = "\n".join(lines)
+    (out / "tune.md").write_text("```\n" + text + "\n```\n")
+    print(text)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,17 @@ def test_a_variable_that_costs_nothing_is_not_narrowed_or_judged():
     assert all(r["variable"] != "free" for r in res.log if r["phase"] != "common")
 
 
+def test_a_variable_the_judge_cannot_see_keeps_the_common_width():
+    """A dear variable that changes no value (it acts through sampling alone, say) is not
+    narrowed to nothing: it keeps the common width and is named."""
+    weights = {"x": 1.0, "y": 64.0, "ghost": 0.0}
+    costs = {"x": 10.0, "y": 1.0, "ghost": 5.0}
+    res, _ = tune(weights, costs, 2.0**-12)
+    assert res.invisible == ["ghost"]
+    assert res.plan["ghost"] == res.floors["ghost"] == res.common
+    assert res.plan["x"] < res.common
+
+
 @settings(max_examples=40, deadline=None)
 @given(a=st.lists(st.floats(0.05, 50.0), min_size=3, max_size=3),
        c=st.lists(st.integers(1, 9), min_size=3, max_size=3),

@@ -66,8 +66,10 @@ def test_the_tuned_plan_passes_and_costs_no_more_than_the_common_width(tuned):
     assert (plan["width"] < plan["common_width"]).any()
     assert 0.0 <= s["gap_bound"] < 1.0
     assert s["plans_judged"] == len(tuned.log) and s["plans_computed"] >= s["plans_judged"]
-    c = s["confirmation"]
-    assert c["verdict"] in ("passes", "fails", "unresolved") and c["full_error"] > 0
+    for plan in ("tuned", "common"):
+        c = s["confirmation"][plan]
+        assert c["verdict"] in ("passes", "fails", "unresolved") and c["full_error"] > 0
+    assert s["confirmation"]["common"]["spec"] == s["common_spec"]
     for name in ("plan.csv", "plans.csv", "tune.json", "tune.png", "counts.csv", "arrays.csv"):
         assert (tuned.output / name).stat().st_size > 0
 

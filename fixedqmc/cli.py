@@ -383,8 +383,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
                  if c.get("longer") else ""))
     print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "
           f"{s['wall_time_s']:.0f} s")
-    print(f"\nprecision spec (paste into --precision):\n{res.spec}")
-    print(f"\nresults in {res.output}/ (plan.csv, plans.csv, tune.json, tune.png, counts.csv)")
+    print(f"\nprecision spec (paste into --precision, or --precision @{res.output}/plan.spec):"
+          f"\n{res.spec}")
+    print(f"\nresults in {res.output}/ (plan.spec, plan.csv, plans.csv, tune.json, tune.png, counts.csv)")
     return 0
 
 

@@ -6,7 +6,8 @@ and its own method defaults::
 
     seed = 1                      # one seed for the whole run (walkers, moves, rounding)
     precision = "float64"         # precision spec over the system's kernels
-                                  # (fixedqmc.numerics.policy)
+                                  # (fixedqmc.numerics.policy); "@FILE": the spec in a
+                                  # file (e.g. the plan.spec of fixedqmc tune)
     specialise = false            # compile fixed formats into the kernels (bench speed)
     output = "results/run"        # folder for trace, summary and checkpoints
     units = ""                    # energy unit of printed results; "": the system's own
@@ -207,8 +208,30 @@ def load_config(path=None, sets=(), overrides: dict | None = None) -> dict:
     kind = system.get("kind", DEFAULT_KIND) if isinstance(system, dict) else DEFAULT_KIND
     config = defaults_for(kind)
     _merge(config, user, kind=kind)
+    if isinstance(config["precision"], str) and config["precision"].startswith("@"):
+        config["precision"] = read_precision_file(config["precision"][1:])
     validate(config)
     return config
+
+
+def read_precision_file(path) -> str:
+    """The precision spec in a file (``precision = "@plan.spec"``, ``--precision
+    @plan.spec``; relative paths from the current folder), e.g. the plan ``fixedqmc tune``
+    writes: its items one per line or comma separated, ``#`` comments and blank lines
+    ignored.  A file that is missing or does not parse is named in the error."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise FixedQMCError(f"precision = '@{path}': cannot read the precision file "
+                            f"({exc.strerror or exc})") from None
+    items = [line.split("#", 1)[0].strip().strip(",") for line in text.splitlines()]
+    spec = ",".join(i for i in items if i)
+    try:
+        parse_precision(spec)
+    except FixedQMCError as exc:
+        raise type(exc)(f"precision file {str(p)!r}: {exc}") from None
+    return spec
 
 
 def _get(config: dict, key: str):

@@ -21,8 +21,9 @@ Outputs in ``<output>/tune`` (default): ``plan.csv`` (per variable: the common w
 floor, the tuned width and format), ``plans.csv`` (every plan judged, in order: phase,
 variable, width, spec, the paired estimate, the rule's value, passes, the objective's
 cost), ``tune.json`` (summary: the spec, costs, gap bound, confirmation, plans judged,
-wall time), ``tune.png``, and the operations and arrays priced (``counts.csv``,
-``arrays.csv``, as a sweep's).  Every plan judged is saved at once in ``plans/`` (sealed with
+wall time), ``plan.spec`` (the spec, one item per line: ``--precision @plan.spec``),
+``tune.png``, and the operations and arrays priced (``counts.csv``, ``arrays.csv``, as a
+sweep's).  Every plan judged is saved at once in ``plans/`` (sealed with
 the input's hash): an interrupted tune run again resumes, replaying the decisions on the
 saved plans; another tolerance or model in the same folder reuses them.  A folder of
 another input is refused, and so is a second command in a folder in use.
@@ -468,9 +469,23 @@ def _write(out, res, summary, plans, family, f, counts) -> TuneResult:
         with atomic_output(out / name) as tmp:
             frame.to_csv(tmp, index=False)
     write_atomic(out / "tune.json", jsonio.dumps(summary, indent=2).encode())
+    write_atomic(out / "plan.spec", plan_file(summary).encode())
     with atomic_output(out / "tune.png") as tmp:
         plot_tune(plan, log, summary, tmp)
     return TuneResult(plan, log, summary, out)
+
+
+def plan_file(summary: dict) -> str:
+    """``plan.spec``: the tuned spec, one item per line, under comments saying what it is
+    (``--precision @plan.spec`` reads it back)."""
+    s = summary
+    head = [f"# fixedqmc tune: {s['kernels']}, {s['family']}, tolerance {s['tolerance']:g} "
+            f"{s['energy_unit']}, model {s['model']} (objective {s['objective']})",
+            f"# {s['objective']}: {s['cost'][s['objective']]:.6g} tuned, "
+            f"{s['common_cost'][s['objective']]:.6g} at the common width "
+            f"{s['common_width']}",
+            "# use: --precision @plan.spec (or precision = \"@plan.spec\" in an input)"]
+    return "\n".join(head + s["spec"].split(",")) + "\n"
 
 
 def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):
@@ -518,5 +533,5 @@ def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):
     return fig
 
 
-__all__ = ["FAMILIES", "TuneResult", "evaluate_plan", "plan_spec", "plot_tune", "plan_value",
-           "tune"]
+__all__ = ["FAMILIES", "TuneResult", "evaluate_plan", "plan_file", "plan_spec", "plan_value",
+           "plot_tune", "tune"]

@@ -70,7 +70,8 @@ def test_the_tuned_plan_passes_and_costs_no_more_than_the_common_width(tuned):
         c = s["confirmation"][plan]
         assert c["verdict"] in ("passes", "fails", "unresolved") and c["full_error"] > 0
     assert s["confirmation"]["common"]["spec"] == s["common_spec"]
-    for name in ("plan.csv", "plans.csv", "tune.json", "tune.png", "counts.csv", "arrays.csv"):
+    for name in ("plan.csv", "plans.csv", "tune.json", "tune.png", "counts.csv", "arrays.csv",
+                 "plan.spec"):
         assert (tuned.output / name).stat().st_size > 0
 
 
@@ -121,6 +122,23 @@ def test_an_interrupted_tune_resumes_to_the_same_plan(tuned, tmp_path, monkeypat
         res = tune(path, output=folder, confirm=False, client=client, **ARGS)
     assert res.spec == tuned.spec
     assert res.summary["plans_computed"] == 6
+
+
+def test_the_plan_file_is_read_back_as_the_precision(tuned, tmp_path):
+    """``plan.spec`` (comments, one item per line) given as ``--precision @FILE`` is the
+    tuned spec; a file that does not parse is named with the item that does not."""
+    from fixedqmc.run.config import load_config
+    path = write_input(tmp_path / "p")
+    plan = tuned.output / "plan.spec"
+    assert plan.read_text().startswith("# fixedqmc tune: potential")
+    config = load_config(path, [f"precision='@{plan}'"])
+    assert config["precision"] == tuned.spec
+    bad = tmp_path / "bad.spec"
+    bad.write_text("# a plan\ndefault=float64\npotential.u=fixed:0\n")
+    with pytest.raises(FixedQMCError, match=r"precision file '.*bad.spec'.*fixed:0"):
+        load_config(path, [f"precision='@{bad}'"])
+    with pytest.raises(FixedQMCError, match="cannot read the precision file"):
+        load_config(path, [f"precision='@{tmp_path / 'none.spec'}'"])
 
 
 def test_the_command_prints_the_spec_and_refuses_another_input(tuned, tmp_path, capsys):

@@ -10,6 +10,7 @@ import pytest
 
 from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.float_format import parse_float_format
 from fixedqmc.numerics.policy import parse_precision
 from fixedqmc.state_files import read_state
 from fixedqmc.sweep.estimates import paired_estimate, trial_system
@@ -153,6 +154,21 @@ def test_the_command_prints_the_spec_and_refuses_another_input(tuned, tmp_path, 
     other = write_input(tmp_path / "other", **{"seed = 7": "seed = 8"})
     with pytest.raises(FixedQMCError, match="holds a tune of another input"):
         tune(other, output=folder, **ARGS)
+
+
+@pytest.mark.slow  # compiles helium's float-format kernels (about 5 min on 2 cores)
+def test_mantissa_widths_are_tuned_the_same_way(tmp_path):
+    """``family="float"``: a mantissa width per variable (``float:m<M>``, exponent bits from
+    the profile), priced by the model's float operators."""
+    res = tune(write_input(tmp_path), **{**ARGS, "family": "float", "widths": "6:18:4"},
+               confirm=False)
+    s = res.summary
+    assert res.plan["precision"].str.startswith("float:m").all()
+    fmts = [parse_float_format(f) for f in res.plan["format"]]  # names or float:e<E>m<M>
+    assert [f.man_bits for f in fmts] == list(res.plan["width"])
+    assert abs(s["paired_diff"]) + 2 * s["paired_error"] <= TOL
+    assert s["cost"]["dsp"] <= s["common_cost"]["dsp"]
+    assert parse_precision(res.spec).for_kernel("potential").sized_float
 
 
 @pytest.mark.parametrize("kw, match", [

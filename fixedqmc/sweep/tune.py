@@ -179,8 +179,8 @@ class _Plans:
         self.dir = out / "plans"
         self.dir.mkdir(exist_ok=True)
         self.digest, self.config, self.reference = digest, config, reference
-        self.members, self.runner, self.family, self.progress = members, runner, family, \
-            progress
+        self.members, self.runner = members, runner
+        self.family, self.progress = family, progress
         self.rows: dict = {}
         self.computed = 0
         self._said = -math.inf

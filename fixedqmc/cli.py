@@ -378,14 +378,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
           f"{s['common_paired_error']:.2g})")
     for name, c in (s["confirmation"] or {}).items():
         print(f"full run at the {name} plan: {c['full_diff']:.3g} +/- "
-              f"{c['full_diff_error']:.2g} {unit}: {c['verdict'].upper()}"
+              f"{c['full_diff_error']:.2g} {unit} ({c['full_parted']} of {c['walkers']} "
+              f"walkers parted from float64's trajectories): {c['verdict'].upper()}"
               + (f" (a run about {c['longer']:.3g}x longer would resolve it)"
                  if c.get("longer") else ""))
     print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "
           f"{s['wall_time_s']:.0f} s")
     print(f"\nprecision spec (paste into --precision, or --precision @{res.output}/plan.spec):"
           f"\n{res.spec}")
-    print(f"\nresults in {res.output}/ (plan.spec, plan.csv, plans.csv, tune.json, tune.png, counts.csv)")
+    print(f"\nresults in {res.output}/ (plan.spec, plan.csv, plans.csv, tune.json, tune.png, "
+          "counts.csv)")
     return 0
 
 

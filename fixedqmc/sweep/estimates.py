@@ -28,7 +28,9 @@
     While the emulated run follows the float64 trajectories (wide formats) that error is
     far below either run's own; once the trajectories part it grows to about
     sqrt(2) times their error (independent runs' error, added in quadrature, is kept as
-    ``full_diff_independent_error`` for comparison).
+    ``full_diff_independent_error`` for comparison).  ``full_parted`` counts the walkers
+    whose trajectory parted from float64's (final positions not bit for bit the same: an
+    accept/reject decision taken otherwise).
 """
 
 from __future__ import annotations
@@ -140,12 +142,15 @@ def full_estimate(config: dict, system, reference: Reference) -> dict:
     numbers as the reference's walker w): energy, error, acceptance, and the difference
     from the float64 run with its error from the per-walker differences of the block
     means (:func:`_walker_estimate`; ``full_diff_independent_error``: the errors added in
-    quadrature, as for independent runs)."""
+    quadrature, as for independent runs; ``full_parted``: the walkers whose final positions
+    differ from the float64 run's)."""
     st, settings = _start(config, system)
     run_vmc(system, st, settings)
     energy, error, acc = _energy(st)
     diff = np.array(st.extra["walker_energy"]) - reference.walker_energy
+    parted = np.any(st.positions != reference.samples[-1], axis=(1, 2))
     return {"full_energy": energy, "full_error": error, "full_acceptance": acc,
             "full_diff": energy - reference.energy,
             "full_diff_error": _walker_estimate(diff)[1],
-            "full_diff_independent_error": float(np.hypot(error, reference.error))}
+            "full_diff_independent_error": float(np.hypot(error, reference.error)),
+            "full_parted": int(parted.sum())}

@@ -72,9 +72,10 @@ the tolerance band; mantissa and format points in a second panel vs mantissa bit
 Table columns (one row per point): ``kernels``, ``width`` (fixed:W points), ``mantissa``
 (float:m<M> points), ``format`` (format points: the label), ``precision`` (the spec
 run), ``fits``, the estimates (``paired_diff``, ``paired_error``, ``paired_energy``, ...;
-``full_*``), ``formats`` (JSON: every variable of the set and its format),
-``overflow_events``, ``overflow_vars``, ``float_range`` (JSON: variables whose profiled
-range no exponent width holds, mantissa points), ``note``, ``wall_time_s``.
+``full_*``, with ``full_parted``: the walkers whose trajectory parted from float64's),
+``formats`` (JSON: every variable of the set and its format), ``overflow_events``,
+``overflow_vars``, ``float_range`` (JSON: variables whose profiled range no exponent width
+holds, mantissa points), ``note``, ``wall_time_s``.
 """
 
 from __future__ import annotations
@@ -95,11 +96,7 @@ from fixedqmc import jsonio
 from fixedqmc.cost import DEFAULT_MODEL
 from fixedqmc.cost import cost_model as find_cost_model
 from fixedqmc.errors import FixedQMCError, FloatRangeWarning
-from fixedqmc.numerics.float_format import (
-    NAMED_FORMATS,
-    FloatFormat,
-    parse_float_format,
-)
+from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
 from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.output_folder import claim
@@ -107,22 +104,10 @@ from fixedqmc.progress import progress as progress_bar
 from fixedqmc.progress import say
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
-from fixedqmc.state_files import (
-    DamagedStateError,
-    atomic_output,
-    read_json_state,
-    read_state,
-    seal_json,
-    write_atomic,
-    write_state,
-)
-from fixedqmc.sweep.costs import (
-    answer_costs,
-    check_model,
-    plot_pareto,
-    point_costs,
-    sweep_counts,
-)
+from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_state,
+                                  read_state, seal_json, write_atomic, write_state)
+from fixedqmc.sweep.costs import (answer_costs, check_model, plot_pareto, point_costs,
+                                  sweep_counts)
 from fixedqmc.sweep.executors import Tasks, dask_client
 
 MODES = ("paired", "full", "both")

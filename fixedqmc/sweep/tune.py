@@ -49,27 +49,14 @@ from fixedqmc.progress import INTERVAL_S, say
 from fixedqmc.qmc.counts import counts_operations, priced
 from fixedqmc.run.config import input_hash, load_config
 from fixedqmc.run.memory import check_memory
-from fixedqmc.state_files import (
-    DamagedStateError,
-    atomic_output,
-    read_json_state,
-    seal_json,
-    write_atomic,
-)
+from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_state,
+                                  seal_json, write_atomic)
 from fixedqmc.sweep.costs import PRIMARY, sweep_counts
 from fixedqmc.sweep.executors import Tasks, dask_client
 from fixedqmc.sweep.search import NoPlanError, common_width, gap, tune_plan
-from fixedqmc.sweep.sweep import (
-    BLIND_RELATIVE,
-    MAX_MANTISSA,
-    MAX_WIDTH,
-    META,
-    build_trial,
-    check_meta,
-    int_list,
-    parse_kernels,
-    saved_reference,
-)
+from fixedqmc.sweep.sweep import (BLIND_RELATIVE, ENERGY_COLUMNS, MAX_MANTISSA, MAX_WIDTH,
+                                  META, build_trial, check_meta, int_list, parse_kernels,
+                                  saved_reference)
 
 
 @dataclass(frozen=True)
@@ -411,9 +398,8 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
         diff, err = abs(row["full_diff"]), row["full_diff_error"]
         verdict = ("passes" if diff + 2 * err <= tol else
                    "fails" if diff - 2 * err > tol else "unresolved")
-        out[name] = {**{k: (v * f if k.startswith("full_") and "accept" not in k else v)
-                        for k, v in row.items()},
-                     "verdict": verdict,
+        out[name] = {**{k: v * f if k in ENERGY_COLUMNS else v for k, v in row.items()},
+                     "walkers": config["method"]["walkers"], "verdict": verdict,
                      "longer": ((2 * err / (tol - diff)) ** 2 if verdict == "unresolved"
                                 and diff < tol else None)}
     return out

@@ -224,7 +224,8 @@ def run_tune(lattice, walkers, out: Path, model, objective, workers) -> None:
              f"{s['common_paired_error']:.2g} Ha; tuned: {s['paired_diff']:.3g} +/- "
              f"{s['paired_error']:.2g} Ha",
              *[f"full run at the {k} plan: {c['full_diff']:.3g} +/- "
-               f"{c['full_diff_error']:.2g} Ha ({c['verdict']})"
+               f"{c['full_diff_error']:.2g} Ha ({c['verdict']}; {c['full_parted']} of "
+               f"{c['walkers']} walkers parted from float64's trajectories)"
                for k, c in s["confirmation"].items()],
              f"{s['plans_judged']} plans judged in {s['wall_time_s']:.0f} s; gap bound "
              f"{100 * s['gap_bound']:.1f} %", "", costs.to_string(), "",

@@ -349,9 +349,14 @@ def test_the_full_difference_pairs_walkers_that_share_random_numbers(small_sweep
     assert ref.walker_energy.shape == (8, 12)  # production blocks x walkers
     same = full_estimate(config, trial_system(config, "float64", ref.profile), ref)
     assert same["full_diff"] == 0.0 and same["full_diff_error"] == 0.0
+    assert same["full_parted"] == 0
     fixed = full_estimate(config, trial_system(
         config, "default=float64,potential=fixed:28", ref.profile), ref)
     assert 0 < fixed["full_diff_error"] < 1e-3 * fixed["full_diff_independent_error"]
+    assert fixed["full_parted"] == 0  # the potential does not act on sampling
+    coarse = full_estimate(config, trial_system(
+        config, "default=float64,wavefunction=fixed:14", ref.profile), ref)
+    assert 0 < coarse["full_parted"] <= 12  # a 14-bit wave function takes other decisions
     assert fixed["full_diff_independent_error"] == pytest.approx(np.hypot(
         fixed["full_error"], ref.error))
 

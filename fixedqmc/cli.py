@@ -355,7 +355,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                objective=args.objective, family=args.family, widths=args.widths,
                min_width=args.min_width, sets=_sets(args), output=args.output,
                workers=args.workers, scheduler=args.scheduler, worker_wait=args.worker_wait,
-               units=args.units, confirm=not args.no_confirm)
+               units=args.units, confirm=not args.no_confirm,
+               confirm_blocks=args.confirm_blocks)
     s = res.summary
     narrowed = res.plan[res.plan["width"] < res.plan["common_width"]]
     with pd.option_context("display.width", 200, "display.max_rows", 500):
@@ -377,9 +378,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
           f"{s['tolerance']:g}; common width: {s['common_paired_diff']:.3g} +/- "
           f"{s['common_paired_error']:.2g})")
     for name, c in (s["confirmation"] or {}).items():
-        print(f"full run at the {name} plan: {c['full_diff']:.3g} +/- "
+        print(f"full run at the {name} plan ({c['blocks']} blocks): {c['full_diff']:.3g} +/- "
               f"{c['full_diff_error']:.2g} {unit} ({c['full_parted']} of {c['walkers']} "
-              f"walkers parted from float64's trajectories): {c['verdict'].upper()}"
+              f"walkers parted from float64's trajectories; its error {c['error_ratio']:.2g}x "
+              f"the float64 run's): {c['verdict'].upper()}"
               + (f" (a run about {c['longer']:.3g}x longer would resolve it)"
                  if c.get("longer") else ""))
     print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "
@@ -518,7 +520,10 @@ def build_parser() -> argparse.ArgumentParser:
     _task_options(tu, "the plans judged")
     tu.add_argument("--output", default=None, help="tune folder (default <output>/tune)")
     tu.add_argument("--no-confirm", action="store_true",
-                    help="skip the full VMC run that confirms the tuned plan")
+                    help="skip the full VMC runs that confirm the tuned plan")
+    tu.add_argument("--confirm-blocks", type=int, default=None, metavar="N",
+                    help="production blocks of the confirming runs (default the input's; "
+                         "longer: with a float64 run of that length to pair with)")
     tu.set_defaults(func=cmd_tune)
 
     syst = sub.add_parser("systems", help="list the registered system kinds and their input")

@@ -252,7 +252,8 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
          min_width: int | None = None, sets=(), overrides: dict | None = None, output=None,
          workers: int | None = None, client=None, scheduler: str | None = None,
          worker_wait: float | None = None, progress: bool | None = None,
-         units: str | None = None, confirm: bool = True) -> TuneResult:
+         units: str | None = None, confirm: bool = True,
+         confirm_blocks: int | None = None) -> TuneResult:
     """Tune (or resume tuning) the formats of one kernel set of an input; see the module
     docstring and ``docs/tuning.md``.
 
@@ -263,7 +264,10 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     breaking ties in that order; ``family``: ``fixed`` (word widths) or ``float``
     (mantissa widths); ``widths``: the grid of the common width (default ``16:48:2``, float
     ``4:30:2``); ``min_width``: the narrowest width tried for any variable (default 8, float
-    2); ``confirm``: run the full VMC estimate of the tuned plan.  ``workers``, ``client``,
+    2); ``confirm``: run the full VMC estimate of the tuned plan (and of the common width),
+    ``confirm_blocks`` production blocks long (default: the input's ``method.blocks``; a
+    longer run samples its own float64 run of that length to pair with).  ``workers``,
+    ``client``,
     ``scheduler``, ``worker_wait`` and ``progress`` as for :func:`~fixedqmc.sweep.sweep`.
     """
     from fixedqmc.run.plan import build_system
@@ -281,6 +285,9 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     if isinstance(low, bool) or not isinstance(low, int) or not 1 <= low <= min(grid):
         raise FixedQMCError(f"--min-width must be an integer in 1..{min(grid)} (the narrowest "
                             f"of --widths), got {min_width!r}")
+    if confirm_blocks is not None and (isinstance(confirm_blocks, bool) or not isinstance(
+            confirm_blocks, int) or confirm_blocks < 2):
+        raise FixedQMCError(f"--confirm-blocks must be an integer >= 2, got {confirm_blocks!r}")
     if objective is not None and objective not in RESOURCES:
         raise FixedQMCError(f"--objective {objective!r}; allowed: {', '.join(RESOURCES)}")
     resources = _resources(model, family, objective)
@@ -366,8 +373,16 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
             res = tune_plan(variables, w0, v0, lows, plans.evaluate, price, tol, log=log)
             spec = plan_spec(res.plan, family)
             common_spec = plan_spec(dict.fromkeys(variables, w0), family)
-            confirmation = _confirm(config, {"tuned": spec, "common": common_spec},
-                                    reference, runner, tol, f) if confirm else None
+            confirmation = None
+            if confirm:
+                long = config if confirm_blocks in (None, config["method"]["blocks"]) else {
+                    **config, "method": {**config["method"], "blocks": confirm_blocks}}
+                if long is not config:  # its own float64 run of that length
+                    (out / f"confirm_b{confirm_blocks}").mkdir(exist_ok=True)
+                paired_with = reference if long is config else saved_reference(
+                    long, out / f"confirm_b{confirm_blocks}", system, progress, digest)
+                confirmation = _confirm(long, {"tuned": spec, "common": common_spec},
+                                        paired_with, runner, tol, f)
         summary = _summary(res, spec, plans, counts, model, resources, family, kernel_set,
                            tolerance, unit, f, confirmation, config,
                            time.perf_counter() - t0)
@@ -386,7 +401,8 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
     """The full estimate (a VMC run at the plan, same random numbers as the float64 run) of
     each plan of ``specs`` (``{"tuned": spec, "common": spec}``, run side by side: the
     common-width plan's shows what the same run says of the sweep's own answer), in the
-    energy unit of ``f``, and its ``verdict``: ``passes`` (``|diff| + 2 sigma <=
+    energy unit of ``f``, with ``error_ratio``, the run's error over the float64 run's (a
+    plan that samples worse shows here), and its ``verdict``: ``passes`` (``|diff| + 2 sigma <=
     tolerance``), ``fails`` (``|diff| - 2 sigma > tolerance``) or ``unresolved`` (the run
     is too short to tell; ``longer``: about how many times longer a run would resolve it,
     when ``|diff| < tolerance``)."""
@@ -399,6 +415,9 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
         verdict = ("passes" if diff + 2 * err <= tol else
                    "fails" if diff - 2 * err > tol else "unresolved")
         out[name] = {**{k: v * f if k in ENERGY_COLUMNS else v for k, v in row.items()},
+                     "float64_error": reference.error * f,
+                     "error_ratio": row["full_error"] / reference.error,
+                     "blocks": config["method"]["blocks"],
                      "walkers": config["method"]["walkers"], "verdict": verdict,
                      "longer": ((2 * err / (tol - diff)) ** 2 if verdict == "unresolved"
                                 and diff < tol else None)}

@@ -57,6 +57,8 @@ PER_KERNEL_WIDTHS = "34:48:2"
 #: energy, far from |psi|^2; 100 reach it.
 EQUIL_SWEEPS = 100
 PARTS = ("table1", "per_kernel", "full")
+#: production blocks of the tune part's confirming full runs (its paired samples: 2)
+CONFIRM_BLOCKS = 20
 
 
 def case_input(lattice: int, walkers: int, blocks: int, steps: int, cache: Path,
@@ -213,7 +215,8 @@ def run_tune(lattice, walkers, out: Path, model, objective, workers) -> None:
     res = tune(overrides={**case_input(lattice, walkers, 2, 5, out / "scf", False),
                           "output": str(out)},
                tolerance=TOLERANCE, kernels=DATA_PATH, model=model, objective=objective,
-               output=out / "tune" / f"walkers{walkers}", workers=workers)
+               output=out / "tune" / f"walkers{walkers}", workers=workers,
+               confirm_blocks=CONFIRM_BLOCKS)
     s = res.summary
     res.plan.to_csv(out / "tune_plan.csv", index=False)
     costs = pd.DataFrame({"tuned": s["cost"], "common width": s["common_cost"]})
@@ -223,9 +226,10 @@ def run_tune(lattice, walkers, out: Path, model, objective, workers) -> None:
              f"common width {s['common_width']}: paired {s['common_paired_diff']:.3g} +/- "
              f"{s['common_paired_error']:.2g} Ha; tuned: {s['paired_diff']:.3g} +/- "
              f"{s['paired_error']:.2g} Ha",
-             *[f"full run at the {k} plan: {c['full_diff']:.3g} +/- "
-               f"{c['full_diff_error']:.2g} Ha ({c['verdict']}; {c['full_parted']} of "
-               f"{c['walkers']} walkers parted from float64's trajectories)"
+             *[f"full run at the {k} plan ({c['blocks']} blocks x 5 sweeps): "
+               f"{c['full_diff']:.3g} +/- {c['full_diff_error']:.2g} Ha ({c['verdict']}; "
+               f"{c['full_parted']} of {c['walkers']} walkers parted from float64's "
+               f"trajectories; its error {c['error_ratio']:.2g}x the float64 run's)"
                for k, c in s["confirmation"].items()],
              f"{s['plans_judged']} plans judged in {s['wall_time_s']:.0f} s; gap bound "
              f"{100 * s['gap_bound']:.1f} %", "", costs.to_string(), "",

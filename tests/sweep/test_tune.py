@@ -148,9 +148,13 @@ def test_the_command_prints_the_spec_and_refuses_another_input(tuned, tmp_path, 
     path = write_input(tmp_path / "cli")
     assert main(["tune", str(path), "--tolerance", str(TOL), "--kernels", "potential",
                  "--widths", "16:28:4", "--workers", "1", "--output", str(folder),
-                 "--no-confirm"]) == 0
+                 "--confirm-blocks", "10"]) == 0
     out = capsys.readouterr().out
     assert tuned.spec in out and "0 computed by this run" in out and "% saved" in out
+    assert "full run at the tuned plan (10 blocks)" in out
+    longer = json.loads((folder / "tune.json").read_text())["confirmation"]["common"]
+    assert longer["blocks"] == 10 and longer["full_parted"] == 0  # paired with its own run
+    assert (folder / "confirm_b10" / "reference.pkl").exists()
     other = write_input(tmp_path / "other", **{"seed = 7": "seed = 8"})
     with pytest.raises(FixedQMCError, match="holds a tune of another input"):
         tune(other, output=folder, **ARGS)
@@ -181,6 +185,7 @@ def test_mantissa_widths_are_tuned_the_same_way(tmp_path):
      "--objective 'dsp': model 'gpu-h100' reports seconds, flops, bytes"),
     ({"min_width": 40}, "--min-width must be an integer in 1..16"),
     ({"widths": "16:90"}, "must lie in 1..64"),
+    ({"confirm_blocks": 1}, "--confirm-blocks must be an integer >= 2"),
     ({"kernels": "potential,distance"}, "tune takes one kernel set"),
     ({"kernels": "nonesuch"}, "not in this system"),
 ])

@@ -380,14 +380,44 @@ def rule_value(rows: pd.DataFrame, estimate: str) -> pd.Series:
     return rows[d].abs() + 2 * rows[e]
 
 
+def check_options(tolerance, workers, worker_wait) -> None:
+    """The options a sweep and a tune share: a positive energy ``tolerance``, ``workers``
+    an integer >= 1 and ``worker_wait`` seconds >= 0 (None: the defaults)."""
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
+        raise FixedQMCError(f"--tolerance must be a positive energy, got {tolerance!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
+    if worker_wait is not None and not (isinstance(worker_wait, (int, float))
+                                        and math.isfinite(worker_wait) and worker_wait >= 0):
+        raise FixedQMCError(f"--worker-wait must be a number of seconds >= 0, got "
+                            f"{worker_wait!r}")
+
+
+def invisible(diff, error, energy):
+    """Whether a paired difference and its error are zero up to float64 rounding of the
+    energy (:data:`BLIND_RELATIVE` of ``|energy|``): values or pandas Series alike."""
+    return abs(diff) + error <= BLIND_RELATIVE * abs(energy)
+
+
+def longer_run(diff: float, error: float, tolerance: float) -> float | None:
+    """About how many times longer a run would resolve ``|diff| + 2 sigma <= tolerance``
+    (errors fall as 1/sqrt(samples)); None when ``|diff|`` is not below the tolerance or
+    the run already resolves it."""
+    diff = abs(diff)
+    if diff < tolerance and 2 * error > tolerance - diff:
+        return (2 * error / (tolerance - diff)) ** 2
+    return None
+
+
 def paired_blind(rows: pd.DataFrame) -> bool:
     """True when the paired difference and its error are zero at every fixed width (and
     mantissa and format), up to float64 rounding of the energy (:data:`BLIND_RELATIVE` of
     ``|paired_energy|``, where the rows have it; exactly zero otherwise): the kernel set
     acts only through sampling."""
     fixed = _trial_rows(rows).dropna(subset=["paired_diff"])  # points that fit
-    scale = fixed["paired_energy"].abs() if "paired_energy" in fixed else 0.0
-    tiny = fixed.paired_diff.abs() + fixed.paired_error <= BLIND_RELATIVE * scale
+    tiny = invisible(fixed.paired_diff, fixed.paired_error,
+                     fixed["paired_energy"] if "paired_energy" in fixed else 0.0)
     return bool(len(fixed)) and bool(tiny.all())
 
 
@@ -473,15 +503,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     from fixedqmc.run.plan import build_system
     if mode not in MODES:
         raise FixedQMCError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
-        raise FixedQMCError(f"--tolerance must be a positive energy, got {tolerance!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
-    if worker_wait is not None and not (isinstance(worker_wait, (int, float))
-                                        and math.isfinite(worker_wait) and worker_wait >= 0):
-        raise FixedQMCError(f"--worker-wait must be a number of seconds >= 0, got "
-                            f"{worker_wait!r}")
+    check_options(tolerance, workers, worker_wait)
     if widths is None and mantissas is None and formats is None:
         widths = DEFAULT_WIDTHS
     widths = [] if widths is None else parse_widths(widths)
@@ -644,8 +666,8 @@ def no_answer_reason(rows: pd.DataFrame, tolerance: float, mode: str, unit: str,
     if not bool(widest.get("fits", True)):
         return f"{mode}: the widest {noun}, {w}, does not fit: {widest.get('note', '')}"
     diff, err = abs(float(widest[d])), float(widest[e])
-    if diff < tolerance and 2 * err > tolerance - diff:
-        longer = (2 * err / (tolerance - diff)) ** 2
+    longer = longer_run(diff, err, tolerance)
+    if longer is not None:
         return (f"{mode}: the estimate cannot resolve the tolerance: at {w} |diff| = "
                 f"{diff:.3g} and 2 sigma = {2 * err:.3g} {unit}; a run about {longer:.3g}x "
                 "longer would (errors fall as 1/sqrt(samples))")

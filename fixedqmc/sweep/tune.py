@@ -54,9 +54,9 @@ from fixedqmc.state_files import (DamagedStateError, atomic_output, read_json_st
 from fixedqmc.sweep.costs import PRIMARY, sweep_counts
 from fixedqmc.sweep.executors import Tasks, dask_client
 from fixedqmc.sweep.search import NoPlanError, common_width, gap, tune_plan
-from fixedqmc.sweep.sweep import (BLIND_RELATIVE, ENERGY_COLUMNS, MAX_MANTISSA, MAX_WIDTH,
-                                  META, build_trial, check_meta, int_list, parse_kernels,
-                                  saved_reference)
+from fixedqmc.sweep.sweep import (ENERGY_COLUMNS, MAX_MANTISSA, MAX_WIDTH, META, build_trial,
+                                  check_meta, check_options, int_list, invisible,
+                                  longer_run, parse_kernels, saved_reference)
 
 
 @dataclass(frozen=True)
@@ -227,8 +227,8 @@ def _blind_kernels(plans: _Plans, members, width: int, family: str) -> list:
     specs = [f"default=float64,{k}={template.format(width)}" for k in members]
     blind = []
     for k, row in zip(members, plans.rows_of(specs)):
-        if row["fits"] and (abs(row["paired_diff"]) + row["paired_error"]
-                            <= BLIND_RELATIVE * abs(row["paired_energy"])):
+        if row["fits"] and invisible(row["paired_diff"], row["paired_error"],
+                                     row["paired_energy"]):
             blind.append(k)
     return blind
 
@@ -275,11 +275,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     if family not in FAMILIES:
         raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
     fam = FAMILIES[family]
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance > 0):
-        raise FixedQMCError(f"--tolerance must be a positive energy, got {tolerance!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise FixedQMCError(f"--workers must be an integer >= 1, got {workers!r}")
+    check_options(tolerance, workers, worker_wait)
     grid = int_list(fam.grid if widths is None else widths, "--widths", "width", 1, fam.high)
     low = fam.low if min_width is None else min_width
     if isinstance(low, bool) or not isinstance(low, int) or not 1 <= low <= min(grid):
@@ -367,12 +363,10 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
                                              f)) from None
             say(progress, f"tune: common width {w0} ({fam.template.format(w0)}); "
                 "floors and greedy search")
-            start_formats = plans.rows_of([plan_spec(dict.fromkeys(variables, w0),
-                                                     family)])[0]["formats"]
-            lows = _low_widths(variables, start_formats, low)
+            common_spec = plan_spec(dict.fromkeys(variables, w0), family)
+            lows = _low_widths(variables, plans.rows_of([common_spec])[0]["formats"], low)
             res = tune_plan(variables, w0, v0, lows, plans.evaluate, price, tol, log=log)
             spec = plan_spec(res.plan, family)
-            common_spec = plan_spec(dict.fromkeys(variables, w0), family)
             confirmation = None
             if confirm:
                 long = config if confirm_blocks in (None, config["method"]["blocks"]) else {
@@ -383,8 +377,8 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
                     long, out / f"confirm_b{confirm_blocks}", system, progress, digest)
                 confirmation = _confirm(long, {"tuned": spec, "common": common_spec},
                                         paired_with, runner, tol, f)
-        summary = _summary(res, spec, plans, counts, model, resources, family, kernel_set,
-                           tolerance, unit, f, confirmation, config,
+        summary = _summary(res, spec, common_spec, plans, counts, model, resources, family,
+                           kernel_set, tolerance, unit, f, confirmation, config,
                            time.perf_counter() - t0)
         return _write(out, res, summary, plans, family, f, counts)
     finally:
@@ -419,15 +413,14 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
                      "error_ratio": row["full_error"] / reference.error,
                      "blocks": config["method"]["blocks"],
                      "walkers": config["method"]["walkers"], "verdict": verdict,
-                     "longer": ((2 * err / (tol - diff)) ** 2 if verdict == "unresolved"
-                                and diff < tol else None)}
+                     "longer": longer_run(diff, err, tol) if verdict == "unresolved"
+                     else None}
     return out
 
 
-def _summary(res, spec, plans, counts, model, resources, family, kernel_set, tolerance,
-             unit, f, confirmation, config, wall) -> dict:
-    tuned = plans.rows_of([spec])[0]
-    common = plans.rows_of([plan_spec(dict.fromkeys(res.plan, res.common), family)])[0]
+def _summary(res, spec, common_spec, plans, counts, model, resources, family, kernel_set,
+             tolerance, unit, f, confirmation, config, wall) -> dict:
+    tuned, common = plans.rows_of([spec, common_spec])
     costs = {k: totals(priced(*counts, r["formats"], model)) for k, r in
              (("tuned", tuned), ("common", common))}
     return {"spec": spec, "kernels": kernel_set, "family": family, "model": model,

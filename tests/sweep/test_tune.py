@@ -186,6 +186,7 @@ def test_mantissa_widths_are_tuned_the_same_way(tmp_path):
     ({"min_width": 40}, "--min-width must be an integer in 1..16"),
     ({"widths": "16:90"}, "must lie in 1..64"),
     ({"confirm_blocks": 1}, "--confirm-blocks must be an integer >= 2"),
+    ({"worker_wait": -1.0}, "--worker-wait must be a number of seconds >= 0"),
     ({"kernels": "potential,distance"}, "tune takes one kernel set"),
     ({"kernels": "nonesuch"}, "not in this system"),
 ])

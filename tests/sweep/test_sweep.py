@@ -245,6 +245,21 @@ def test_paired_error_is_the_spread_of_the_independent_walkers():
     assert one["paired_error"] == reblock(diff[:, 0]).error
 
 
+def test_a_runs_error_bar_is_calibrated_across_seeds():
+    """A run's error is the spread of its independent walkers' means: over 40 seeds of a
+    short run (8 blocks of 12 walkers), the energies scatter as their error bars say (the
+    standard deviation of (E - mean) / error near 1; reblocking the 8 block means gives
+    about 2, with single errors 20x too small)."""
+    from fixedqmc.run.config import load_config
+    from fixedqmc.sweep.estimates import sample_reference
+    refs = [sample_reference(load_config(overrides={**SMALL, "seed": s}))
+            for s in range(1, 41)]
+    energy = np.array([r.energy for r in refs])
+    error = np.array([r.error for r in refs])
+    z = (energy - energy.mean()) / error
+    assert 0.7 < z.std(ddof=1) < 1.35  # 39 degrees of freedom: about +-3 sigma
+
+
 # ------------------------------------------------------------------------- faults --
 POINT_COLS = ["kernels", "width", "paired_diff", "paired_error", "formats", "overflow_events"]
 

@@ -17,8 +17,12 @@
     reblocking a few block means has few; a single walker falls back to reblocking its
     blocks).  Only kernels that enter the local energy show here: a kernel that acts
     through sampling alone (helium's wave-function kernel) has a paired difference of
-    exactly zero by construction; judge it with the full estimate (the sweep reports no
-    paired answer for it).
+    exactly zero by construction: the reweighted estimate judges it.
+:func:`reweighted_estimate`
+    correlated sampling on the same samples, with each sample weighted by
+    ``|psi_trial / psi_64|^2``: the trial's energy as if sampled at the trial precision,
+    its error and the weights' effective sample fraction (part of the paired estimate;
+    the reference keeps ln|psi| of its samples for it).
 :func:`full_estimate`
     sampling itself at the trial precision (acceptance from the emulated wave function):
     a complete VMC run with the same seed, its energy, error and acceptance, and its
@@ -36,6 +40,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
@@ -91,6 +96,14 @@ class Reference:
     profile: RangeProfile
     wall_time: float
     walker_energy: np.ndarray | None = None  # (n_blocks, n_walkers) block means
+    ln_psi: np.ndarray | None = None  # (n_blocks, n_walkers) ln|psi| of the samples
+
+
+def sample_ln_psi(system, samples: np.ndarray) -> np.ndarray:
+    """ln|psi| (n_blocks, n_walkers) of ``system`` on ``samples`` (n_blocks, n_walkers, N,
+    3), each block evaluated afresh, as :func:`paired_estimate` evaluates a trial."""
+    return np.array([system.evaluate(Walkers(batch, None), step=b).ln_psi
+                     for b, batch in enumerate(samples)])
 
 
 def sample_reference(config: dict, progress: bool | None = False, system=None) -> Reference:
@@ -118,7 +131,8 @@ def sample_reference(config: dict, progress: bool | None = False, system=None) -
     samples = np.array(samples)
     profile = RangeProfile.from_system(system, samples)
     return Reference(samples, np.array(energies), energy, error, acc, profile,
-                     time.perf_counter() - t0, np.array(st.extra["walker_energy"]))
+                     time.perf_counter() - t0, np.array(st.extra["walker_energy"]),
+                     sample_ln_psi(system, samples))
 
 
 def trial_system(config: dict, precision: str, profile: RangeProfile):
@@ -128,17 +142,55 @@ def trial_system(config: dict, precision: str, profile: RangeProfile):
 
 
 def paired_estimate(system, reference: Reference) -> dict:
-    """Mean ``E_L(trial) - E_L(float64)`` over the reference samples and its error."""
-    diffs, energies = [], []
+    """Mean ``E_L(trial) - E_L(float64)`` over the reference samples and its error, the
+    trial's energy on them, and (where the reference has ln|psi|) the reweighted estimate
+    (:func:`reweighted_estimate`)."""
+    diffs, energies, ln_psi = [], [], []
     for b, batch in enumerate(reference.samples):
-        e = system.evaluate(Walkers(batch, None), step=b).local_energy
-        diffs.append(e - reference.local_energy[b])
-        energies.append(e)
+        ev = system.evaluate(Walkers(batch, None), step=b)
+        diffs.append(ev.local_energy - reference.local_energy[b])
+        energies.append(ev.local_energy)
+        if reference.ln_psi is not None:
+            ln_psi.append(ev.ln_psi)
     out = {}
     for name, err, x in (("paired_diff", "paired_error", np.array(diffs)),
                          ("paired_energy", "paired_energy_error", np.array(energies))):
         out[name], out[err] = _walker_estimate(x)
+    if reference.ln_psi is not None:
+        out.update(reweighted_estimate(np.array(energies), np.array(ln_psi), reference))
     return out
+
+
+def reweighted_estimate(energy: np.ndarray, ln_psi: np.ndarray, reference: Reference) -> dict:
+    """What sampling at the trial precision does to the energy, judged on the float64
+    samples (correlated sampling): each sample weighted by ``w = |psi_trial / psi_64|^2``
+    (the ratio of the two sampled densities, up to their norms), the trial's energy as if
+    sampled from ``|psi_trial|^2`` is ``sum w E_L(trial) / sum w``.
+
+    ``energy``, ``ln_psi``: the trial's local energies and ln|psi| (n_blocks, n_walkers)
+    on ``reference.samples``.  Returns ``reweighted_diff`` (that energy minus the float64
+    samples' mean local energy), ``reweighted_error`` (from the spread of the independent
+    walkers, the ratio linearised: walker j contributes ``(a_j - R c_j) / c - e_j`` with
+    ``a_j``, ``c_j``, ``e_j`` its means of ``w E_L(trial)``, ``w``, ``E_L(float64)``, ``R``
+    the ratio and ``c`` the mean weight) and ``reweighted_ess``, the effective sample
+    fraction ``(sum w)^2 / (n sum w^2)`` (1 when the trial samples as float64 does; far
+    below 1, the float64 samples do not cover what the trial samples and the estimate is
+    not to be trusted).  Equal to the paired estimate when the trial's psi is float64's
+    bit for bit (w = 1); NaN where a trial's ln|psi| is NaN."""
+    x = 2.0 * (ln_psi - reference.ln_psi)
+    if not (np.isfinite(x) | np.isneginf(x)).all() or not np.isfinite(x).any():
+        return dict.fromkeys(("reweighted_diff", "reweighted_error", "reweighted_ess"),
+                             math.nan)
+    w = np.exp(x - x.max())
+    e0 = reference.local_energy
+    c = w.mean()
+    d1 = (w * (energy - e0)).sum() / w.sum()  # the paired part, weighted
+    r0 = (w * e0).sum() / w.sum()
+    shift = r0 - e0.mean()  # the float64 energy's move under the weights
+    z = w * (energy - e0 - d1) / c + (w * (e0 - r0) / c - (e0 - e0.mean()))
+    return {"reweighted_diff": float(d1 + shift),
+            "reweighted_error": _walker_estimate(z)[1],
+            "reweighted_ess": float(w.sum() ** 2 / (w.size * (w * w).sum()))}
 
 
 def full_estimate(config: dict, system, reference: Reference) -> dict:

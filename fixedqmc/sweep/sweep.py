@@ -42,7 +42,10 @@ when its own point does (``passing_formats``, ``failing_formats``).  A width too
 ``fits`` is False, its estimates are NaN and ``note`` names the variable; it fails the
 rule, like an energy outside the tolerance.  A kernel set whose paired difference is exactly zero at every
 width acts only through sampling (helium's wave-function kernel): the paired estimate
-cannot see it, so no paired answer is reported for it (``note`` says so; use ``full``).
+cannot see it, so the paired rule judges it by the reweighted estimate of the same points
+(the same samples weighted by ``|psi_trial / psi_64|^2``,
+:func:`~fixedqmc.sweep.estimates.reweighted_estimate`); only a set that neither sees gets
+no paired answer (``note`` says so; use ``full``).
 Every estimate without an answer says why in ``reason_paired`` / ``reason_full`` (and
 ``note``): invisible, not fitting, or too noisy to resolve the tolerance (with the run
 length that would), or failing at the widest width.
@@ -351,7 +354,8 @@ class SweepResult:
 
 
 ESTIMATE_COLUMNS = {"paired": ("paired_diff", "paired_error"),
-                    "full": ("full_diff", "full_diff_error")}
+                    "full": ("full_diff", "full_diff_error"),
+                    "reweighted": ("reweighted_diff", "reweighted_error")}
 
 
 #: paired differences below this fraction of the energy are float64 rounding of the
@@ -410,15 +414,42 @@ def longer_run(diff: float, error: float, tolerance: float) -> float | None:
     return None
 
 
-def paired_blind(rows: pd.DataFrame) -> bool:
-    """True when the paired difference and its error are zero at every fixed width (and
-    mantissa and format), up to float64 rounding of the energy (:data:`BLIND_RELATIVE` of
-    ``|paired_energy|``, where the rows have it; exactly zero otherwise): the kernel set
-    acts only through sampling."""
-    fixed = _trial_rows(rows).dropna(subset=["paired_diff"])  # points that fit
-    tiny = invisible(fixed.paired_diff, fixed.paired_error,
+def estimate_blind(rows: pd.DataFrame, estimate: str = "paired") -> bool:
+    """True when one estimate's difference and error (``paired`` or ``reweighted``) are
+    zero at every fixed width (and mantissa and format), up to float64 rounding of the
+    energy (:data:`BLIND_RELATIVE` of ``|paired_energy|``, where the rows have it; exactly
+    zero otherwise): the estimate cannot see the kernel set."""
+    d, e = ESTIMATE_COLUMNS[estimate]
+    if d not in rows:
+        return True
+    fixed = _trial_rows(rows).dropna(subset=[d])  # points that fit
+    tiny = invisible(fixed[d], fixed[e],
                      fixed["paired_energy"] if "paired_energy" in fixed else 0.0)
     return bool(len(fixed)) and bool(tiny.all())
+
+
+def paired_blind(rows: pd.DataFrame) -> bool:
+    """The paired estimate cannot see the kernel set (:func:`estimate_blind`): it acts
+    only through sampling."""
+    return estimate_blind(rows, "paired")
+
+
+def paired_judge(rows: pd.DataFrame) -> str | None:
+    """The estimate that judges a kernel set's points in ``paired`` mode: ``paired``;
+    where that cannot see the set (it acts only through sampling, e.g. helium's
+    wave-function kernel), ``reweighted`` (the same samples weighted by
+    ``|psi_trial / psi_64|^2``: what sampling at the trial does), if the points have it
+    and it sees the set; None when neither does."""
+    if not paired_blind(rows):
+        return "paired"
+    return "reweighted" if not estimate_blind(rows, "reweighted") else None
+
+
+def _judges(rows: pd.DataFrame, mode: str) -> list:
+    """The estimates that judge ``mode`` (``paired``, ``full`` or ``both``) on these rows
+    (:func:`paired_judge` for the paired one; None where it cannot see the set)."""
+    return [paired_judge(rows) if m == "paired" else m
+            for m in (("paired", "full") if mode == "both" else (mode,))]
 
 
 def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
@@ -429,9 +460,8 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
     if mode == "both":
         ws = [narrowest_width(rows, tolerance, m, column) for m in ("paired", "full")]
         return None if None in ws else max(ws)
-    if mode == "paired" and paired_blind(rows):
-        return None
-    if column not in rows:
+    (mode,) = _judges(rows, mode)
+    if mode is None or column not in rows:
         return None
     fixed = rows.dropna(subset=[column]).sort_values(column)
     ok = (rule_value(fixed, mode) <= tolerance).to_numpy()
@@ -453,15 +483,16 @@ def narrowest_mantissa(rows: pd.DataFrame, tolerance: float, mode: str) -> int |
 def format_results(rows: pd.DataFrame, tolerance: float, mode: str) -> dict | None:
     """``{format label: passes}`` of one kernel set's format rows: a format passes when
     ``|diff| + 2 sigma <= tolerance`` at its own point (by every estimate of ``both``);
-    None when the paired estimate judges and cannot see the kernel set
-    (:func:`paired_blind`)."""
-    if mode in ("paired", "both") and paired_blind(rows):
+    None when the paired estimate judges and neither it nor the reweighted one can see
+    the kernel set (:func:`paired_judge`)."""
+    judges = _judges(rows, mode)
+    if None in judges:
         return None
     if "format" not in rows:
         return {}
     fr = rows.dropna(subset=["format"])
     ok = pd.Series(True, index=fr.index)
-    for m in (("paired", "full") if mode == "both" else (mode,)):
+    for m in judges:
         ok &= rule_value(fr, m) <= tolerance
     return {str(f): bool(g) for f, g in zip(fr["format"], ok)}
 
@@ -622,14 +653,20 @@ def _read_point(out: Path, point: Point, digest: str, progress) -> dict | None:
 
 def saved_reference(config, out: Path, system, progress, digest: str):
     """The float64 reference: saved in ``reference.pkl`` (sealed), or sampled anew when
-    there is none or it is damaged (a line says so)."""
-    from fixedqmc.sweep.estimates import sample_reference
+    there is none or it is damaged (a line says so); one saved before references kept
+    ln|psi| of their samples gets it (and is saved again)."""
+    from fixedqmc.sweep.estimates import sample_ln_psi, sample_reference
     p = out / "reference.pkl"
     if p.exists():
         try:
-            return read_state(p, digest)[0]
+            ref = read_state(p, digest)[0]
         except DamagedStateError as exc:
             say(progress, f"{exc}: sampling the float64 reference again")
+        else:
+            if ref.ln_psi is None:
+                ref.ln_psi = sample_ln_psi(system, ref.samples)
+                write_state(p, ref, digest)
+            return ref
     ref = sample_reference(config, progress=progress, system=system)
     write_state(p, ref, digest)
     return ref
@@ -652,10 +689,11 @@ def no_answer_reason(rows: pd.DataFrame, tolerance: float, mode: str, unit: str,
     (``column="mantissa"``: the same for the mantissa points)."""
     if narrowest_width(rows, tolerance, mode, column) is not None:
         return ""
-    if mode == "paired" and paired_blind(rows):
+    (mode,) = _judges(rows, mode)
+    if mode is None:
         return ("the paired estimate cannot see this kernel set (its difference is zero, to "
-                "float64 rounding: it acts only through sampling); judge it with the full "
-                "estimate")
+                "float64 rounding: it acts only through sampling, and the reweighted "
+                "estimate sees no change either); judge it with the full estimate")
     none_tried, bits, noun, wider = _REASON_WORDS[column]
     d, e = ESTIMATE_COLUMNS[mode]
     fixed = rows.dropna(subset=[column]).sort_values(column) if column in rows else rows[:0]
@@ -728,8 +766,8 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
             row["failing_formats"] = None if res is None else [f for f, g in res.items()
                                                                if not g]
             row["reason_formats"] = "" if res is not None else (
-                "formats: the paired estimate cannot see this kernel set; judge its formats "
-                "with the full estimate")
+                "formats: neither the paired nor the reweighted estimate can see this kernel "
+                "set; judge its formats with the full estimate")
             notes += [row["reason_formats"]] if row["reason_formats"] else []
         row["note"] = "; ".join(dict.fromkeys(notes))
         answers.append(row)
@@ -738,6 +776,7 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
 
 #: energy columns of a sweep point (converted to the sweep's unit in the table)
 ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy_error",
+                  "reweighted_diff", "reweighted_error",
                   "full_energy", "full_error", "full_diff", "full_diff_error",
                   "full_diff_independent_error")
 
@@ -800,7 +839,8 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
 def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                unit: str = "K", answers: list | None = None):
     """What the answer rule uses, ``|diff| + 2 sigma``, per kernel set (``both``: paired
-    solid, full dashed), the tolerance line and float32 rows as horizontal dotted lines.
+    solid, full dashed; reweighted in place of paired for a set the paired estimate cannot
+    see, :func:`paired_judge`), the tolerance line and float32 rows as horizontal dotted lines.
     Width points: vs width W (left panel), each set's chosen width as a vertical dotted
     line.  Mantissa and format points (right panel, or the only one): vs mantissa bits M,
     ``float:m<M>`` points as lines with the chosen mantissa dotted, each float format as a
@@ -811,7 +851,6 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    estimates = ("paired", "full") if mode == "both" else (mode,)
     answers = answers or ()
     chosen = {"width": {a["kernels"]: a.get("narrowest_width") for a in answers},
               "mantissa": {a["kernels"]: a.get("narrowest_mantissa") for a in answers}}
@@ -829,9 +868,9 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
     for ax, column in zip(axes[0], panels):
         for i, (k, grp) in enumerate(table.groupby("kernels", sort=False)):
             color = colors[i % len(colors)]
-            blind = paired_blind(grp)
-            for m, style in zip(estimates, ("-", "--")):
-                if m == "paired" and blind:
+            judges = _judges(grp, mode)
+            for m, style in zip(judges, ("-", "--")):
+                if m is None:
                     continue
                 tag = f" ({m})"
                 pts = grp.dropna(subset=[column]).sort_values(column) if present(column) \
@@ -848,7 +887,7 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                     ax.scatter(x, np.where(np.isfinite(y) & (y > 0), y, np.nan), marker="s",
                                s=30, color=color, facecolors="none" if style == "--" else color,
                                label=None if len(pts) else f"{k} formats{tag}")
-                    if m == estimates[-1]:  # one label per format, stacked at a shared M
+                    if m == judges[-1]:  # one label per format, stacked at a shared M
                         seen: dict = {}
                         for xi, yi, f in zip(x, y, fr["format"]):
                             if 0 < yi < math.inf:

@@ -435,6 +435,9 @@ def _summary(res, spec, common_spec, plans, counts, model, resources, family, ke
             "paired_diff": tuned["paired_diff"] * f, "paired_error": tuned["paired_error"] * f,
             "common_paired_diff": common["paired_diff"] * f,
             "common_paired_error": common["paired_error"] * f,
+            **{f"{pre}reweighted_{k}": row.get(f"reweighted_{k}", math.nan) * (
+                1 if k == "ess" else f) for pre, row in (("", tuned), ("common_", common))
+               for k in ("diff", "error", "ess")},
             "confirmation": confirmation,
             "plans_judged": res.evaluations, "plans_computed": plans.computed,
             "wall_time_s": wall, "input": config}

@@ -19,9 +19,9 @@ def study():
 
 
 def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
-    """A tiny sweep in mode both where some estimates cannot answer: the wave-function
-    kernel (invisible to the paired estimate) and, for seed 2, widths too narrow for a
-    1 nK tolerance."""
+    """A tiny sweep in mode both where some estimates cannot answer (for seed 2, widths too
+    narrow for a 1 nK tolerance); the wave-function kernel, invisible to the paired
+    estimate, gets its paired widths from the reweighted one."""
     answers = []
     for seed, tol in ((1, 0.01), (2, 1e-9)):
         res = sweep(overrides={**TINY, "seed": seed, "output": str(tmp_path / f"s{seed}")},
@@ -39,8 +39,9 @@ def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
             for seed, w in zip(("1", "2"), row[f"{m} W (per seed)"].split(", ")):
                 assert w.isdigit() != (seed in said), (row, m, seed)  # a width or a reason
     wave, pot = table.set_index("kernels").loc[["wavefunction", "potential"]].iloc
-    assert wave["paired W (per seed)"] == "none, none"
-    assert wave["why no paired W"].startswith("seeds 1, 2: the paired estimate cannot see")
+    # the wave function acts only through sampling: the reweighted estimate judges it
+    assert all(w.isdigit() for w in wave["paired W (per seed)"].split(", "))
+    assert wave["why no paired W"] == ""
     assert pot["paired W (per seed)"] == "40, none"
     assert pot["why no paired W"].startswith("seed 2: paired: no width passes: at the "
                                              "widest, 40 bits")

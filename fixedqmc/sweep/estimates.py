@@ -190,7 +190,7 @@ def reweighted_estimate(energy: np.ndarray, ln_psi: np.ndarray, reference: Refer
     z = w * (energy - e0 - d1) / c + (w * (e0 - r0) / c - (e0 - e0.mean()))
     return {"reweighted_diff": float(d1 + shift),
             "reweighted_error": _walker_estimate(z)[1],
-            "reweighted_ess": float(w.sum() ** 2 / (w.size * (w * w).sum()))}
+            "reweighted_ess": min(1.0, float(w.sum() ** 2 / (w.size * (w * w).sum())))}
 
 
 def full_estimate(config: dict, system, reference: Reference) -> dict:

@@ -334,7 +334,8 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
                     f"--kernels {kernel_set!r}: {', '.join(blind)} act(s) only through "
                     "sampling (the paired estimate of a plan cannot see them: zero "
                     "difference); tune the other kernels (e.g. --kernels "
-                    f"{'+'.join(k for k in members if k not in blind) or '...'})")
+                    f"{'+'.join(k for k in members if k not in blind) or '...'}) and judge "
+                    "these with a sweep (its reweighted estimate sees them)")
 
             formats: dict = {}
 

@@ -226,6 +226,10 @@ def run_tune(lattice, walkers, out: Path, model, objective, workers) -> None:
              f"common width {s['common_width']}: paired {s['common_paired_diff']:.3g} +/- "
              f"{s['common_paired_error']:.2g} Ha; tuned: {s['paired_diff']:.3g} +/- "
              f"{s['paired_error']:.2g} Ha",
+             f"reweighted (sampling at the plan, judged on the same samples): tuned "
+             f"{s['reweighted_diff']:.3g} +/- {s['reweighted_error']:.2g} Ha (effective "
+             f"sample fraction {s['reweighted_ess']:.4f}); common width "
+             f"{s['common_reweighted_diff']:.3g} +/- {s['common_reweighted_error']:.2g} Ha",
              *[f"full run at the {k} plan ({c['blocks']} blocks x 5 sweeps): "
                f"{c['full_diff']:.3g} +/- {c['full_diff_error']:.2g} Ha ({c['verdict']}; "
                f"{c['full_parted']} of {c['walkers']} walkers parted from float64's "

@@ -290,6 +290,19 @@ def test_the_reweighted_estimate_is_the_energy_sampled_from_the_trials_psi():
     assert np.mean(ess) == pytest.approx((1 + 2 * d) ** 1.5 / (1 + d) ** 3, rel=0.02)
 
 
+def test_a_kernel_off_the_wave_function_reweights_by_one(small_sweep):
+    """In a real sweep every paired point has the reweighted estimate: the potential
+    leaves psi as it is (weights exactly 1: the paired estimate again), while the whole
+    system at 20 bits moves psi (effective sample fraction below 1; at most 1 anywhere)."""
+    t = small_sweep.table[small_sweep.table.width.notna()]
+    pot, every = t[t.kernels == "potential"], t[t.kernels == "all"]
+    assert (pot.reweighted_ess == 1.0).all()
+    np.testing.assert_allclose(pot.reweighted_diff, pot.paired_diff, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(pot.reweighted_error, pot.paired_error, rtol=1e-6)
+    assert 0.9 < every.reweighted_ess.min() == every.set_index("width").reweighted_ess[20] < 1
+    assert (t.reweighted_ess <= 1.0).all()
+
+
 def test_a_runs_error_bar_is_calibrated_across_seeds():
     """A run's error is the spread of its independent walkers' means: over 40 seeds of a
     short run (8 blocks of 12 walkers), the energies scatter as their error bars say (the

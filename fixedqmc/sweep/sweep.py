@@ -420,8 +420,6 @@ def estimate_blind(rows: pd.DataFrame, estimate: str = "paired") -> bool:
     energy (:data:`BLIND_RELATIVE` of ``|paired_energy|``, where the rows have it; exactly
     zero otherwise): the estimate cannot see the kernel set."""
     d, e = ESTIMATE_COLUMNS[estimate]
-    if d not in rows:
-        return True
     fixed = _trial_rows(rows).dropna(subset=[d])  # points that fit
     tiny = invisible(fixed[d], fixed[e],
                      fixed["paired_energy"] if "paired_energy" in fixed else 0.0)
@@ -439,10 +437,12 @@ def paired_judge(rows: pd.DataFrame) -> str | None:
     where that cannot see the set (it acts only through sampling, e.g. helium's
     wave-function kernel), ``reweighted`` (the same samples weighted by
     ``|psi_trial / psi_64|^2``: what sampling at the trial does), if the points have it
-    and it sees the set; None when neither does."""
+    and it sees the set; None when neither does (or no point has the reweighted estimate:
+    points saved before it)."""
     if not paired_blind(rows):
         return "paired"
-    return "reweighted" if not estimate_blind(rows, "reweighted") else None
+    has = "reweighted_diff" in rows and _trial_rows(rows).reweighted_diff.notna().any()
+    return "reweighted" if has and not estimate_blind(rows, "reweighted") else None
 
 
 def _judges(rows: pd.DataFrame, mode: str) -> list:

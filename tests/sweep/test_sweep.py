@@ -13,7 +13,8 @@ from fixedqmc.qmc.counts import arrays_with_formats
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.sweep import sweep
 from fixedqmc.sweep.costs import point_costs
-from fixedqmc.sweep.sweep import narrowest_width, paired_blind, parse_kernels, parse_widths
+from fixedqmc.sweep.sweep import (narrowest_width, no_answer_reason, paired_blind, paired_judge,
+                                  parse_kernels, parse_widths)
 
 SMALL = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
          "method": {"walkers": 12, "blocks": 8, "equil_blocks": 2, "steps_per_block": 6}}
@@ -198,6 +199,17 @@ def test_both_mode_needs_both_rules_and_blind_kernels_get_no_paired_answer():
     assert narrowest_width(blind, 0.01, "paired") is None
     assert narrowest_width(blind, 0.01, "both") is None
     assert narrowest_width(blind, 0.01, "full") == 32
+    # the reweighted estimate judges what the paired one cannot see, where points have it
+    seen = blind.assign(reweighted_diff=[0.3, 0.004, 1e-5], reweighted_error=[0.1, 0.002, 1e-5])
+    assert paired_judge(seen) == "reweighted" and paired_judge(rows) == "paired"
+    assert narrowest_width(seen, 0.01, "paired") == 24
+    assert narrowest_width(seen, 0.01, "both") == 32
+    for unseen in (seen.assign(reweighted_diff=0.0, reweighted_error=0.0),  # psi unchanged
+                   seen.assign(reweighted_diff=np.nan, reweighted_error=np.nan)):  # old
+        assert paired_judge(unseen) is None and narrowest_width(unseen, 0.01, "paired") is None
+        assert "cannot see" in no_answer_reason(unseen, 0.01, "paired", "K")
+    assert no_answer_reason(seen.assign(reweighted_diff=0.02), 0.01, "paired", "K") \
+        .startswith("reweighted: no width passes")
 
 
 def test_a_width_too_narrow_for_a_profiled_range_is_a_failing_point_not_a_crash(tmp_path):
@@ -391,7 +403,6 @@ def test_a_dask_scheduler_without_workers_stops_the_sweep_clearly(small_sweep, t
 
 
 def test_every_estimate_without_an_answer_says_why():
-    from fixedqmc.sweep.sweep import no_answer_reason
     rows = pd.DataFrame({"width": [24, 32], "fits": [True, True],
                          "paired_diff": [0.02, 0.0], "paired_error": [0.0, 0.0],
                          "full_diff": [0.002, 0.001], "full_diff_error": [0.02, 0.012]})

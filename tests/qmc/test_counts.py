@@ -23,7 +23,6 @@ def by_key(frame, stage, kernels):
                                                 part["count"])}
 
 
-@pytest.mark.xdist_group("helium_profile")  # one compilation (conftest)
 def test_helium_counts_scale_with_the_pairs_and_the_partners_of_a_move():
     """Per walker, the distance and potential kernels work once per pair (3 pairs in He3, 6
     in He4); a move of one atom once per partner (2 and 3)."""

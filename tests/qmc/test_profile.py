@@ -37,7 +37,6 @@ def test_profiles_of_batches_merge_each_statistic():
     assert frame.loc[0, "min_nonzero_abs"] == 0.002  # not min(|min|, |max|) = 5
 
 
-@pytest.mark.xdist_group("helium_profile")  # one compilation (conftest)
 def test_helium_table_positions_cover_the_tables_region_starts():
     """The region starts [s_min, sigma] of each table are loaded into the kernel's s: its
     statistics include them as well as the profiled squared distances."""

@@ -92,7 +92,6 @@ def oracle_point(refs, basis, pf, x, cm, cg):
     return vals, ders
 
 
-@pytest.mark.xdist_group("molecule_runtime_fixed")  # one compilation (conftest)
 @pytest.mark.parametrize("spec", [
     "fixed:28:stochastic:wrap",
     pytest.param("fixed:34", marks=pytest.mark.slow),

@@ -64,7 +64,6 @@ def test_open_shell_determinants(method):
     check_system(m, m.initial_positions(4, np.random.default_rng(8)))
 
 
-@pytest.mark.xdist_group("molecule_runtime_fixed")  # one compilation (conftest)
 def test_fixed_point_converges_to_float64_and_is_reproducible(h2_pair):
     mol, mf, m64 = h2_pair
     pos = m64.initial_positions(30, np.random.default_rng(3))

@@ -255,7 +255,6 @@ def test_float32_kernels_compute_in_float32():
         assert 1e-10 < err < 1e-5, (part, err)  # float32-sized, not float64-sized
 
 
-@pytest.mark.xdist_group("periodic_ewald")  # one compilation (conftest)
 def test_fixed_point_error_falls_with_width_without_overflow():
     rng = np.random.default_rng(3)
     cell = Cell(SKEWED)

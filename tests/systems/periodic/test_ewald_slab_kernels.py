@@ -90,7 +90,6 @@ def test_energy_independent_of_gamma_and_of_a_rigid_shift():
     assert np.max(np.abs(totals[0] - totals[1])) < 1e-12 * scale
 
 
-@pytest.mark.xdist_group("periodic_ewald")  # one compilation (conftest)
 @pytest.mark.parametrize("height", [0.0, 2.0, 12.0])
 def test_profiled_values_stay_within_the_declared_ranges(height):
     """A float64 range profile of both kernels (every value each variable held, the branch

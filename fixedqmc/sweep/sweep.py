@@ -718,7 +718,9 @@ RULE = "|diff| + 2 sigma <= tolerance at this and every wider width"
 
 def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
              swept: dict | None = None) -> list[dict]:
-    """One answer per kernel set: ``narrowest_width`` (None without width points; in
+    """One answer per kernel set: ``judged_by`` (the estimates the rule used: ``paired``
+    or, for a set only sampling shows, ``reweighted``, and ``full``), ``narrowest_width``
+    (None without width points; in
     ``both`` mode also ``narrowest_width_paired`` / ``_full``, and a ``reason_<estimate>``
     each), with mantissa points ``narrowest_mantissa`` (``narrowest_mantissa_paired`` /
     ``_full``, ``reason_mantissa_<estimate>``), with format points ``passing_formats`` and
@@ -737,7 +739,8 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
         rule += "; a format passes when its own point does"
     for k, grp in table.groupby("kernels", sort=False):
         row = {"kernels": k, "narrowest_width": narrowest_width(grp, tolerance, mode),
-               "mode": mode, "tolerance": tolerance, "energy_unit": unit, "rule": rule}
+               "mode": mode, "tolerance": tolerance, "energy_unit": unit, "rule": rule,
+               "judged_by": [j for j in _judges(grp, mode) if j is not None]}
         notes = []
         for m in estimates:
             if mode == "both":

@@ -40,6 +40,10 @@ def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
                 assert w.isdigit() != (seed in said), (row, m, seed)  # a width or a reason
     wave, pot = table.set_index("kernels").loc[["wavefunction", "potential"]].iloc
     # the wave function acts only through sampling: the reweighted estimate judges it
+    for ans in answers:
+        judged = ans.set_index("kernels").judged_by
+        assert judged["wavefunction"] == ["reweighted", "full"]
+        assert judged["potential"] == ["paired", "full"]
     assert all(w.isdigit() for w in wave["paired W (per seed)"].split(", "))
     assert wave["why no paired W"] == ""
     assert pot["paired W (per seed)"] == "40, none"

@@ -183,14 +183,13 @@ def reweighted_estimate(energy: np.ndarray, ln_psi: np.ndarray, reference: Refer
                              math.nan)
     w = np.exp(x - x.max())
     e0 = reference.local_energy
-    c = w.mean()
-    d1 = (w * (energy - e0)).sum() / w.sum()  # the paired part, weighted
-    r0 = (w * e0).sum() / w.sum()
-    shift = r0 - e0.mean()  # the float64 energy's move under the weights
-    z = w * (energy - e0 - d1) / c + (w * (e0 - r0) / c - (e0 - e0.mean()))
-    return {"reweighted_diff": float(d1 + shift),
+    total, c, m0 = w.sum(), w.mean(), e0.mean()
+    d1 = (w * (energy - e0)).sum() / total  # the paired part, weighted
+    r0 = (w * e0).sum() / total  # bit for bit m0 when every w is 1
+    z = w * (energy - e0 - d1) / c + (w * (e0 - r0) / c - (e0 - m0))
+    return {"reweighted_diff": float(d1 + (r0 - m0)),  # + the float64 energy's move
             "reweighted_error": _walker_estimate(z)[1],
-            "reweighted_ess": min(1.0, float(w.sum() ** 2 / (w.size * (w * w).sum())))}
+            "reweighted_ess": min(1.0, float(total ** 2 / (w.size * (w * w).sum())))}
 
 
 def full_estimate(config: dict, system, reference: Reference) -> dict:

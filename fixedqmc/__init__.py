@@ -13,6 +13,11 @@ Error bounds of a one-source kernel at a precision, beside the errors measured
     res = fixedqmc.bound_kernel(spec, kernel, {"x": x}, "y", "fixed:24")
     res.table()  # per output: largest error, largest bound, their ratio, the worst element
 
+and of a whole system built at a trial precision, per kernel output, energy part and the
+local energy (:mod:`fixedqmc.qmc.bounds`)::
+
+    res = fixedqmc.bound(system, positions)
+
 What a system's data path costs in hardware, from the operations the emulation counted
 (:mod:`fixedqmc.cost`, ``docs/cost_models.md``)::
 
@@ -41,6 +46,7 @@ from fixedqmc.numerics.modes import OVERFLOW_MODES, ROUNDING_MODES
 from fixedqmc.numerics.overflow import OverflowLog, default_log
 from fixedqmc.numerics.policy import Precision, PrecisionPolicy, parse_precision
 from fixedqmc.numerics.qformat import QFormat
+from fixedqmc.qmc.bounds import bound
 from fixedqmc.qmc.counts import count_operations, hardware_cost
 
 __all__ = [
@@ -48,5 +54,5 @@ __all__ = [
     "parse_precision", "add", "sub", "mul", "neg", "cast", "shift", "compare", "fsum",
     "accumulate", "ROUNDING_MODES", "OVERFLOW_MODES", "FixedQMCError", "FormatError",
     "ModeError", "PrecisionSpecError", "FixedOverflowError", "KernelBound", "bound_kernel",
-    "count_operations", "hardware_cost",
+    "bound", "count_operations", "hardware_cost",
 ]

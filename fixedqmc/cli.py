@@ -8,6 +8,7 @@ Subcommands::
     fixedqmc sweep INPUT.toml     energy vs word width, float mantissa or float format per kernel
     fixedqmc tune INPUT.toml --tolerance T   the cheapest per-variable formats (cost model)
     fixedqmc cost INPUT.toml      hardware cost of the data path at a precision (DSP, LUTs, ...)
+    fixedqmc bound INPUT.toml     rigorous error bounds at a precision beside the errors measured
     fixedqmc systems              registered system kinds and their input keys
     fixedqmc info                 versions, numba threading layer and thread count
     fixedqmc bench numerics       fixed-point kernel vs APyTypes, fxpmath and float64
@@ -303,6 +304,61 @@ def cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bound(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from fixedqmc import jsonio
+    from fixedqmc.output_folder import claim
+    from fixedqmc.qmc.bounds import bound, bounds_evaluations
+    from fixedqmc.qmc.registry import get_plugin
+    from fixedqmc.run.config import load_config
+    from fixedqmc.run.memory import check_memory
+    from fixedqmc.run.plan import build_system
+    from fixedqmc.state_files import atomic_output, write_atomic
+    from fixedqmc.sweep.estimates import sample_reference, trial_system
+
+    config = load_config(args.input, _sets(args))
+    unit = get_plugin(config["system"]["kind"]).units.energy
+    out = Path(config["output"]) / "bound"
+    config = {**config, "output": str(out)}
+    with claim(out, "bound") as lock:
+        try:  # input errors: nothing this call wrote is left
+            system = build_system({**config, "precision": "float64"})
+            if not bounds_evaluations(system):
+                raise FixedQMCError(f"system kind {config['system']['kind']!r} cannot be "
+                                    "bounded yet (the optional protocol member "
+                                    "bound_evaluation; docs/error_bounds.md)")
+            check_memory(system, config, samples=True)
+        except BaseException:
+            lock.abandon()
+            raise
+        ref = sample_reference(config, progress=None, system=system)
+        trial = trial_system(config, config["precision"], ref.profile)
+        res = bound(trial, ref.samples)
+        table = res.table()
+        summary = {"precision": config["precision"], "energy_unit": unit,
+                   "samples": list(ref.samples.shape[:2]), "ambiguous": res.ambiguous,
+                   "unbounded": {k: c for k, c in res.unbounded.items() if c},
+                   "violations": int(table.violations.sum()),
+                   "quantities": table.to_dict(orient="index"), "formats": trial.formats()}
+        with atomic_output(out / "bound.csv") as tmp:
+            table.to_csv(tmp)
+        write_atomic(out / "bound.json", jsonio.dumps(summary, indent=2).encode())
+    with pd.option_context("display.width", 200, "display.float_format", "{:.4g}".format):
+        print(table.to_string())
+    n = ref.samples.shape[0] * ref.samples.shape[1]
+    print(f"precision {config['precision']}, {n} float64 samples; energies in {unit}; "
+          f"{res.ambiguous} ambiguous decision(s)")
+    print(f"saved {out}/bound.csv and bound.json (docs/error_bounds.md)")
+    if summary["violations"]:
+        print(f"DEFECT: {summary['violations']} measured error(s) exceed their bound "
+              "(a bound that does not hold is a bug: please report it)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -460,6 +516,13 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--stage", default="evaluation",
                     help="evaluation (per walker, default) or move (per single-particle move)")
     co.set_defaults(func=cmd_cost)
+
+    bo = sub.add_parser("bound", help="rigorous error bounds of a system's evaluation at a "
+                        "precision beside the errors measured on float64 samples")
+    bo.add_argument("input", nargs="?", default=None, help="TOML input file")
+    bo.add_argument("--set", action="append", metavar="KEY=VALUE", help="override an input key")
+    _precision_option(bo)
+    bo.set_defaults(func=cmd_bound)
 
     sw = sub.add_parser("sweep", help="energy vs word width, float mantissa or float format "
                         "per kernel against a tolerance")

@@ -63,6 +63,25 @@ def test_cost_of_helium_at_a_width(tmp_path, capsys):
     assert gpu["per"] == "move" and gpu["totals"]["seconds"] > 0
 
 
+def test_bound_of_helium_at_a_width(tmp_path, capsys):
+    """`fixedqmc bound`: float64 samples, formats sized from their profile, the bound of
+    every quantity beside its measured error, saved as CSV and JSON; none exceeded."""
+    import json
+
+    import pandas as pd
+    out = tmp_path / "b"
+    sets = ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0", "--set",
+            "method.blocks=2", "--set", "method.walkers=8", "--set", f"output='{out}'"]
+    assert main(["bound", *sets, "--precision", "fixed:32"]) == 0
+    text = capsys.readouterr().out
+    assert "local_energy" in text and "precision fixed:32, 16 float64 samples" in text
+    table = pd.read_csv(out / "bound" / "bound.csv", index_col=0)
+    summary = json.loads((out / "bound" / "bound.json").read_text())
+    assert summary["violations"] == 0 and summary["samples"] == [2, 8]
+    assert (table.max_error <= table.max_bound).all()
+    assert summary["quantities"]["local_energy"]["max_bound"] == table.max_bound["local_energy"]
+
+
 @pytest.mark.parametrize("extra, match", [(["--model", "asic"], "unknown cost model 'asic'"),
                                           (["--stage", "sweep"], "--stage 'sweep'")])
 def test_cost_refuses_bad_options_before_any_work(tmp_path, capsys, extra, match):

@@ -26,7 +26,8 @@ from fixedqmc.numerics.qformat import QFormat
 
 @dataclass
 class KernelBound:
-    """Per output variable (dicts keyed by name), arrays of shape (n,): ``value`` (float64,
+    """Per output variable (dicts keyed by name), arrays of shape (n,) (of a system,
+    :func:`system_bound`: per quantity, arrays per walker): ``value`` (float64,
     the bound run's), ``bound`` (rigorous: ``|trial - value|`` and ``|trial - exact|`` never
     exceed it; inf where the trial may overflow or divide by an interval holding 0),
     ``trial`` (the trial precision's result, decoded to float64) and ``error``
@@ -51,7 +52,7 @@ class KernelBound:
         largest error and its bound, unbounded elements and violations."""
         rows = []
         for k, err in self.error.items():
-            b = self.bound[k]
+            err, b = np.ravel(err), np.ravel(self.bound[k])
             finite = np.isfinite(b)
             worst = int(np.argmax(err)) if err.size else -1
             max_err = float(err.max()) if err.size else 0.0
@@ -64,6 +65,45 @@ class KernelBound:
                 "violations": int((err > b).sum()),
             })
         return pd.DataFrame(rows).set_index("output")
+
+
+def linear_bound(terms) -> tuple[np.ndarray, np.ndarray]:
+    """A host-side combination ``sum_i c_i x_i`` of bounded kernel outputs: ``terms`` is a
+    sequence of ``(c, value, bound)`` (a float64 coefficient and arrays of one shape; the
+    bound ``B_i >= r_i + b_i`` as a bound run stores it: ``|v_i - X_i| <= r_i``, ``|T_i -
+    X_i| <= b_i``).  Returns the float64 value ``v = sum_i c_i v_i`` and ``B >= r + b`` of
+    the combination, so ``B`` bounds ``|T - X|``, ``|v - X|`` and ``|T - v|``, for a trial
+    ``T`` that evaluates the same combination of its own outputs in float64, in any order
+    with at most one product per term (``k`` terms: at most ``k`` roundings on any term,
+    Higham's ``gamma_k``)::
+
+        B = sum_i |c_i| B_i + gamma_k sum_i |c_i| (2 |v_i| + B_i) + 2 k 2**-1074
+
+    (float64's roundings on ``v`` and the trial's on ``T``, ``|T_i| <= |v_i| + B_i``; the
+    last term: products that underflow, at most half a subnormal step each), inflated
+    by ``1 + 2**-45`` for the rounding of the bound's own float64 evaluation.  A value that
+    is not a number has an infinite bound."""
+    terms = [(float(c), np.asarray(v, np.float64), np.asarray(b, np.float64))
+             for c, v, b in terms]
+    k = len(terms)
+    u = 2.0 ** -53
+    gamma = k * u / (1.0 - k * u)
+    value = sum(c * v for c, v, _ in terms)
+    carried = sum(abs(c) * b for c, _, b in terms)
+    rounding = sum(abs(c) * (2.0 * np.abs(v) + b) for c, v, b in terms)
+    bound = (carried + gamma * rounding + k * 2.0 ** -1073) * (1.0 + 2.0 ** -45)
+    return value, np.where(np.isnan(value), np.inf, bound)
+
+
+def system_bound(name: str, precision: str, value: dict, bound: dict, trial: dict,
+                 unbounded: dict, ambiguous: int, log: OverflowLog) -> KernelBound:
+    """The :class:`KernelBound` of a system's evaluation (``name``: the system kind): per
+    quantity ``value`` and ``bound`` of the bound run, ``trial`` (float64 values of the
+    trial's own evaluation); the errors are ``|trial - value|`` (inf where either is not a
+    number)."""
+    error = {k: np.where(np.isnan(e := np.abs(np.asarray(trial[k], np.float64) - value[k])),
+                         np.inf, e) for k in value}
+    return KernelBound(name, precision, value, bound, trial, error, unbounded, ambiguous, log)
 
 
 def _errors(kp, name: str, words: np.ndarray, value: np.ndarray) -> np.ndarray:

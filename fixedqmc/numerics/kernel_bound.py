@@ -70,7 +70,7 @@ import numpy as np
 from numba import njit
 
 from fixedqmc.numerics.float_exp import exp64
-from fixedqmc.numerics.float_ops import fma
+from fixedqmc.numerics.float_ops import as_bits, fma, from_bits
 from fixedqmc.numerics.kernel_core import bump, float_from_bits, peek, poke
 from fixedqmc.numerics.modes import FLOOR, HALF_EVEN, STOCHASTIC, ZERO, rounding_code
 from fixedqmc.numerics.qformat import QFormat
@@ -230,11 +230,13 @@ def load(e, x, v):
 
 @njit(nogil=True)
 def load_bounded(e, x, v):
-    """A value another bound run stored, ``value + 1j * bound`` (the trial's value of it
-    within ``bound`` of the exact one, and so is ``value``), rounded into v by the trial
-    (as the trial re-encodes its own output): kernels chained through host arrays, or
-    state a system keeps between calls."""
-    return result(e, v, x.real, x.imag, x.imag)
+    """A value a bound run stored, ``value + 1j * bound`` (:func:`store`: the bound's low
+    bits say how much of it is float64's own error ``r``, so ``r`` and ``b`` come back
+    apart and a value stored and loaded again, e.g. a sum kept in an output array, does not
+    double its bound), rounded into v by the trial (as the trial re-encodes its own
+    output): kernels chained through host arrays, or state a system keeps between calls."""
+    r, b = unpack_bound(x.imag)
+    return result(e, v, x.real, r, b)
 
 
 @njit(nogil=True)
@@ -525,11 +527,52 @@ def log2_bin(e, t, k, u, n_seg, bin_bits, vu):
     return _bin(e, t, k, lo, base + (m + 1.0) / scale, scale, u, vu)
 
 
+#: low bits of a stored bound that hold float64's share of it (:func:`pack_bound`)
+SHARE_BITS = 17
+_SHARE_MASK = np.uint64((1 << SHARE_BITS) - 1)
+_SHARE_ONE = 65536.0  # the share is counted in 2**-16 of the bound
+
+
+@njit(nogil=True)
+def pack_bound(r, b):
+    """``B >= r + b`` as a float64 whose lowest :data:`SHARE_BITS` mantissa bits hold
+    ``c = ceil(2**16 r / B')``, at least 1 if ``r > 0`` (``B'``: ``r + b`` rounded up to
+    36 significant bits, so ``B' <= B``; inf stays inf).  :func:`unpack_bound` gets back ``r <= B' c 2**-16`` and
+    ``b <= B' (2**16 + 2 - c) 2**-16`` (``r > B' (c - 2) 2**-16``, with room for the
+    rounding of ``c``'s quotient), whose sum exceeds ``B'`` by at most ``2**-15 B'``."""
+    total = (r + b) * _UP
+    if not total < np.inf:
+        return np.inf
+    bits = (as_bits(total) + _SHARE_MASK) & ~_SHARE_MASK
+    whole = from_bits(bits)
+    if not whole < np.inf or whole == 0.0:
+        return whole
+    c = min(_SHARE_ONE, max(1.0 if r > 0.0 else 0.0, math.ceil(r * _SHARE_ONE / whole * _UP)))
+    return from_bits(bits | np.uint64(c))
+
+
+@njit(nogil=True)
+def unpack_bound(packed):
+    """``(r, b)`` of a bound :func:`pack_bound` wrote (both infinite for inf; both the
+    whole bound below 2**-960, where the products could round); the products are exact
+    (36 by 17 significant bits)."""
+    if not packed < np.inf:
+        return np.inf, np.inf
+    bits = as_bits(packed)
+    c = float(bits & _SHARE_MASK)
+    whole = from_bits(bits & ~_SHARE_MASK)
+    if whole < _TINY:  # (products with the share could round below)
+        return whole, whole
+    return whole * (c / _SHARE_ONE), whole * (min(_SHARE_ONE, _SHARE_ONE + 2.0 - c)
+                                             / _SHARE_ONE)
+
+
 @njit(nogil=True)
 def store(e, x):
-    """What a bound kernel writes: ``v + 1j * (r + b)``, the float64 value and the bound on
-    the trial's distance from it (and from the exact value); infinite after an ambiguous
-    decision of this element."""
+    """What a bound kernel writes: ``v + 1j * B``, the float64 value and the bound ``B >= r
+    + b`` on the trial's distance from it (and from the exact value), with float64's share
+    ``r`` kept in its low bits (:func:`pack_bound`); infinite after an ambiguous decision
+    of this element."""
     if peek(e[1], _LAST) == e[3] + 1:
         return complex(x[0], np.inf)
-    return complex(x[0], (x[1] + x[2]) * _UP)
+    return complex(x[0], pack_bound(x[1], x[2]))

@@ -62,6 +62,17 @@ linear combination of fixed functions), provides:
     "array", "entries", "variable"}]`` (tables, coefficients; priced in their variable's
     format).
 
+**Optional: error bounds** (needed only by :func:`fixedqmc.bound` and ``fixedqmc bound``,
+:mod:`fixedqmc.qmc.bounds`):
+
+``bound_evaluation(positions, step=)``
+    rigorous bounds on the errors of the system's precision at ``positions`` beside the
+    errors measured: a :class:`~fixedqmc.numerics.bound_run.KernelBound` whose quantities
+    are the kernel outputs the energy depends on, the energy parts and ``local_energy``
+    (its kernels run at the trial precision and in the bound context,
+    :mod:`fixedqmc.numerics.kernel_bound`; host combinations by
+    :func:`~fixedqmc.numerics.bound_run.linear_bound`).
+
 Per-walker state is a dict of arrays whose first axis is the walker axis, so DMC branching
 (:meth:`Walkers.take`) and checkpoints (pickling) treat it like the positions.
 

@@ -43,8 +43,9 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic, overload
 
-from fixedqmc.numerics.kernel import (add, is_fixed_context, is_float_format_context, less,
-                                      load, log2_bin, mul, sub, uniform_bin)
+from fixedqmc.numerics.kernel import (add, is_bound_context, is_fixed_context,
+                                      is_float_format_context, less, load, log2_bin, mul, sub,
+                                      uniform_bin)
 
 __all__ = ["LOOKUP_VARIABLES", "UNSCALE_VARIABLES", "coefficient_rows", "make_lookup",
            "prepare_table", "table_at"]
@@ -102,9 +103,11 @@ def table_at(e, address, k):
 
 @overload(table_at, inline="always")
 def _ol_table_at(e, address, k):
-    """Coefficient k of a prepared table in e's number type (fixed: raw int64 words)."""
+    """Coefficient k of a prepared table in e's number type (fixed: raw int64 words;
+    float-format and bound contexts: float64 values)."""
     peek = _PEEK[types.int64 if is_fixed_context(e)
-                 else types.float64 if is_float_format_context(e) else e]
+                 else types.float64 if is_float_format_context(e) or is_bound_context(e)
+                 else e]
     return lambda e, address, k: peek(address, k)
 
 

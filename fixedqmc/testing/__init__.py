@@ -6,7 +6,8 @@ incremental updates, walker-order and thread-count independence and ``wrap``.
 
 :func:`assert_within_bound` (:mod:`fixedqmc.testing.bounds`) runs a kernel at a precision
 and in the bound context and fails, naming the worst element, if a measured error exceeds
-its rigorous bound (or the bound is infinite).
+its rigorous bound (or the bound is infinite); :func:`assert_system_within_bound` does the
+same for a whole system's evaluation (:func:`fixedqmc.bound`), naming the worst walker.
 
 :mod:`fixedqmc.testing.strategies` holds hypothesis strategies (formats, raw words, values
 inside a format's range, precision spec strings, kernel inputs inside their declared ranges,
@@ -16,7 +17,7 @@ walker positions).  hypothesis is an optional dependency (``pip install hypothes
     from fixedqmc.testing.strategies import precision_specs, values_in
 """
 
-from fixedqmc.testing.bounds import assert_within_bound
+from fixedqmc.testing.bounds import assert_system_within_bound, assert_within_bound
 from fixedqmc.testing.system_check import check_system
 
-__all__ = ["assert_within_bound", "check_system"]
+__all__ = ["assert_system_within_bound", "assert_within_bound", "check_system"]

@@ -608,6 +608,57 @@ def test_a_stored_bound_run_output_loads_with_its_bound():
     assert (bound > single.bound["y"]).all()  # the first call's bound came along
 
 
+ACC = KernelSpec("acc", (Variable("x", -1.0, 1.0), Variable("s", -100.0, 100.0)))
+
+
+@njit
+def acc_kernel(ctx, x, s_io):
+    """s += x, with s kept in the output array between calls (state in kernel words)."""
+    n = x.size
+    for k in range(n_chunks(ctx, n)):
+        cc = chunk(ctx, k)
+        lo, hi = chunk_bounds(ctx, n, k)
+        for i in range(lo, hi):
+            e = at(cc, i)
+            s_io[i] = store(e, add(e, load(e, s_io[i], 1), load(e, x[i], 0), 1))
+
+
+@pytest.mark.parametrize("spec", ["fixed:Q8.16:floor", "float:e6m9", "float64"])
+def test_a_value_stored_and_loaded_again_grows_its_bound_linearly(spec):
+    """State kept in an output array and loaded back 60 times (helium's gradient sums, a
+    molecule's inverse matrices): the stored bound keeps float64's share apart
+    (pack_bound), so each round trip adds its roundings instead of doubling the bound."""
+    x = np.random.default_rng(9).uniform(0.5, 1, 1_000)
+    kp = ACC.resolve(spec)
+    kp = kp.at_runtime() if kp.kind == "formats" else kp
+    kb = kp.bounding()
+    trial, out = np.zeros(x.size, kp.dtype), np.zeros(x.size, kb.dtype)
+    for k in range(60):
+        acc_kernel(kp.context(0), kp.encode("x", x), trial)
+        acc_kernel(kb.context(0), kb.encode("x", x), out)
+        if k == 0:
+            first = kb.bounds("s", out)
+    value, bound = kb.decode("s", out), kb.bounds("s", out)
+    assert (np.abs(kp.decode("s", trial) - value) <= bound).all()
+    # each step's rounding grows at most with the sum (60 x), so 60 steps stay below
+    # 4 * 60**2 first steps; doubling at each load would give 2**60
+    assert (bound <= 4 * 60 ** 2 * first).all() and (first > 0).all()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(0, 1e300), st.floats(0, 1e300), st.integers(-1074, 900))
+def test_a_packed_bound_gives_back_both_shares(r, b, scale):
+    """pack_bound / unpack_bound: the packed value is at least r + b, the shares come
+    back at least as large as they went in, and their sum exceeds r + b by at most about
+    2**-15 of it (or a subnormal step)."""
+    from fixedqmc.numerics.kernel_bound import pack_bound, unpack_bound
+    r, b = r * 2.0 ** scale if r * 2.0 ** scale < 1e300 else r, b
+    packed = pack_bound(r, b)
+    r2, b2 = unpack_bound(packed)
+    assert packed >= r + b and r2 >= r and b2 >= b
+    assert r2 + b2 <= (r + b) * (1 + 2.0 ** -14) + 2.0 ** -959
+
+
 def test_a_term_outside_the_sum_format_is_overflow_handled_before_the_sum():
     """Negative terms into an unsigned saturating sum (UQ0.5) are clamped to 0 one by one
     (the trial sums the positive terms only: 0.75 against an exact -0.8); the bound covers

@@ -91,6 +91,10 @@ def test_profile_and_sweep_of_a_user_system(tmp_path, capsys):
     assert main(["profile", str(toml), "--set", "method.blocks=3", "--width", "24"]) == 0
     text = capsys.readouterr().out
     assert "potential" in text and "hbar_omega" in text
+    # a system without bound_evaluation (optional): refused by name, nothing left behind
+    assert main(["bound", str(toml), "--precision", "fixed:24"]) != 0
+    assert "'trapped_fermions' cannot be bounded yet" in capsys.readouterr().err
+    assert not (tmp_path / "prof" / "bound").exists()
 
 
 def test_walker_state_travels_with_dmc_branching_and_checkpoints(tmp_path):

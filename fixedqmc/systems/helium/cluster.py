@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.bound_run import KernelBound, linear_bound, system_bound
 from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import (formats_of, host_stats, merge_counts, merge_stats,
                                           step_seed)
@@ -443,6 +444,39 @@ class HeliumCluster:
     def _contexts(self, seed: int) -> tuple:
         return tuple(self.precisions[k].context(seed) for k in KERNEL_NAMES)
 
+    def _cluster_outputs(self, pos: np.ndarray, potential: bool, kinetic: bool,
+                         step: int) -> dict:
+        """Run the cluster kernel on positions (n_w, N, 3) and return its raw outputs
+        ``{"potential.sum", "wavefunction.sum", "kinetic.lap_sum", "kinetic.grad2_sum",
+        "kinetic.grad", "outside"}`` in the kernels' number types (overflow events
+        logged)."""
+        kp = self.precisions
+        nw, n = pos.shape[:2]
+        seed = step_seed(self.seed, step)
+        ctx = self._contexts(seed)
+        self.last_contexts = ctx
+        # by coordinate, (n_w, 3, N): the pair loop reads consecutive atoms j
+        x = np.ascontiguousarray(kp["distance"].encode("x", pos, seed, self.log).transpose(0, 2, 1))
+        out = {"potential.sum": np.zeros(nw, kp["potential"].dtype),
+               "wavefunction.sum": np.zeros(nw, kp["wavefunction"].dtype),
+               "outside": np.zeros(nw, np.int64),
+               "kinetic.lap_sum": np.zeros(nw, kp["kinetic"].dtype),
+               "kinetic.grad2_sum": np.zeros(nw, kp["kinetic"].dtype),
+               "kinetic.grad": np.zeros((nw, n, 3) if kinetic else (nw, 0, 3),
+                                        kp["kinetic"].dtype)}
+        flags = np.array([int(potential), int(kinetic)], np.int64)
+        args = (*ctx, flags, x, *self._sources, *out.values())
+        if not (self._compiled or self.runtime):  # types are fixed per instance: once
+            vectorised(K.cluster_kernel, *args)  # (run-time formats cannot vectorise)
+            self._compiled = True
+        K.cluster_kernel(*args)
+        return out
+
+    def _kinetic(self, lap: np.ndarray, g2: np.ndarray) -> np.ndarray:
+        """The kinetic part -D (2 lap_sum + grad2_sum) (K) from the kinetic kernel's sums
+        (``sum_i lap_i ln psi`` = 2 lap_sum, ``sum_i |grad_i ln psi|**2`` = grad2_sum)."""
+        return -self.hbar2_2m * (2.0 * lap + g2)
+
     def evaluate(self, walkers, *, potential: bool = True, kinetic: bool = True,
                  step: int = 0) -> Evaluation:
         """ln psi, the parts ``potential`` and ``kinetic`` of the local energy (K; NaN when
@@ -451,38 +485,69 @@ class HeliumCluster:
         support.  ``step`` selects the stochastic-rounding stream (the MC step index)."""
         pos = self.check_positions(getattr(walkers, "positions", walkers))
         kp = self.precisions
-        nw, n = pos.shape[:2]
-        seed = step_seed(self.seed, step)
-        ctx = self._contexts(seed)
-        self.last_contexts = ctx
-        # by coordinate, (n_w, 3, N): the pair loop reads consecutive atoms j
-        x = np.ascontiguousarray(kp["distance"].encode("x", pos, seed, self.log).transpose(0, 2, 1))
-        out_v = np.zeros(nw, kp["potential"].dtype)
-        out_w = np.zeros(nw, kp["wavefunction"].dtype)
-        out_out = np.zeros(nw, np.int64)
-        out_lap = np.zeros(nw, kp["kinetic"].dtype)
-        out_g2 = np.zeros(nw, kp["kinetic"].dtype)
-        out_grad = np.zeros((nw, n, 3) if kinetic else (nw, 0, 3), kp["kinetic"].dtype)
-        flags = np.array([int(potential), int(kinetic)], np.int64)
-        args = (*ctx, flags, x, *self._sources, out_v, out_w, out_out, out_lap, out_g2, out_grad)
-        if not (self._compiled or self.runtime):  # types are fixed per instance: once
-            vectorised(K.cluster_kernel, *args)  # (run-time formats cannot vectorise)
-            self._compiled = True
-        K.cluster_kernel(*args)
-        for name, c in zip(KERNEL_NAMES, ctx):
+        out = self._cluster_outputs(pos, potential, kinetic, step)
+        for name, c in zip(KERNEL_NAMES, self.last_contexts):
             kp[name].report(c, self.log)
-        nan = np.full(nw, np.nan)
-        v = kp["potential"].decode("sum", out_v) if potential else nan
+        nan = np.full(pos.shape[0], np.nan)
+        v = kp["potential"].decode("sum", out["potential.sum"]) if potential else nan
         if kinetic:
-            lap = kp["kinetic"].decode("lap_sum", out_lap)
-            g2 = kp["kinetic"].decode("grad2_sum", out_g2)
-            kin = -self.hbar2_2m * (2.0 * lap + g2)
-            grad = kp["kinetic"].decode("grad", out_grad)
+            kin = self._kinetic(kp["kinetic"].decode("lap_sum", out["kinetic.lap_sum"]),
+                                kp["kinetic"].decode("grad2_sum", out["kinetic.grad2_sum"]))
+            grad = kp["kinetic"].decode("grad", out["kinetic.grad"])
         else:
             kin, grad = nan, None
-        ln_psi = kp["wavefunction"].decode("sum", out_w)
+        ln_psi = kp["wavefunction"].decode("sum", out["wavefunction.sum"])
         return Evaluation(ln_psi, np.ones_like(ln_psi), grad, {"potential": v, "kinetic": kin},
-                          out_out, {})
+                          out["outside"], {})
+
+    def bound_evaluation(self, positions, *, step: int = 0) -> KernelBound:
+        """Rigorous bounds on the errors of this cluster's precision (the trial) on
+        ``positions`` (n_w, N, 3), beside the errors measured
+        (:func:`fixedqmc.qmc.bounds.bound_system`): the cluster kernel runs at the trial
+        precision and in the bound context (:mod:`~fixedqmc.numerics.kernel_bound`) on
+        the same positions.  Quantities (arrays per walker; ``kinetic.grad`` (n_w, N, 3)):
+        the kernel outputs ``potential.sum`` (= the part ``potential``, K),
+        ``wavefunction.sum`` (ln psi), ``kinetic.lap_sum``, ``kinetic.grad2_sum`` and
+        ``kinetic.grad`` (1/A), the part ``kinetic`` = -D (2 lap_sum + grad2_sum) (K) and
+        ``local_energy`` = potential + kinetic (K), the host combinations bounded by
+        :func:`~fixedqmc.numerics.bound_run.linear_bound`."""
+        if any(src != "table" for src in self.sources.values()):
+            raise FixedQMCError("a helium cluster is bounded with every kernel's source "
+                                f"'table'; got sources {self.sources}")
+        pos = self.check_positions(positions)
+        bounded = copy.copy(self)
+        bounded.precisions = {k: kp.bounding() for k, kp in self.precisions.items()}
+        bounded.runtime, bounded._compiled = False, True  # (bound contexts do not vectorise)
+        bounded.log = OverflowLog()
+        bounded._sources = bounded._kernel_sources()
+        raw = bounded._cluster_outputs(pos, True, True, step)
+        contexts = bounded.last_contexts
+        trial_raw = self._cluster_outputs(pos, True, True, step)
+        for name, c in zip(KERNEL_NAMES, self.last_contexts):
+            self.precisions[name].report(c, self.log)
+        value, bound, trial = {}, {}, {}
+        for key, words in raw.items():
+            if key == "outside":
+                continue
+            kernel, variable = key.split(".")
+            kb = bounded.precisions[kernel]
+            value[key], bound[key] = kb.decode(variable, words), kb.bounds(variable, words)
+            trial[key] = self.precisions[kernel].decode(variable, trial_raw[key])
+        value["kinetic"], bound["kinetic"] = linear_bound(
+            [(-2.0 * self.hbar2_2m, value["kinetic.lap_sum"], bound["kinetic.lap_sum"]),
+             (-self.hbar2_2m, value["kinetic.grad2_sum"], bound["kinetic.grad2_sum"])])
+        trial["kinetic"] = self._kinetic(trial["kinetic.lap_sum"], trial["kinetic.grad2_sum"])
+        for d in (value, bound, trial):
+            d["potential"] = d["potential.sum"]
+        value["local_energy"], bound["local_energy"] = linear_bound(
+            [(1.0, value[p], bound[p]) for p in ("potential", "kinetic")])
+        trial["local_energy"] = trial["potential"] + trial["kinetic"]
+        unbounded = {f"{k}.{v}": c for k, ctx in zip(KERNEL_NAMES, contexts)
+                     for v, c in bounded.precisions[k].report(ctx).items()}
+        ambiguous = sum(bounded.precisions[k].ambiguous(ctx)
+                        for k, ctx in zip(KERNEL_NAMES, contexts))
+        return system_bound("helium", str(self.policy), value, bound, trial, unbounded,
+                            ambiguous, self.log)
 
     def atom_move(self, positions, atom: int, new, *, step: int = 0):
         """``(delta ln psi, outside)`` for moving atom ``atom`` of every walker to ``new``

@@ -72,7 +72,7 @@ from numba.core import types
 from numba.extending import overload
 
 from fixedqmc.numerics.kernel import (acc_add, acc_fits, acc_value, acc_zero, add, at, chunk,
-                                      chunk_bounds, const, convert, events,
+                                      chunk_bounds, const, convert, events, is_bound_context,
                                       is_float_format_context, less, load, mul, n_chunks,
                                       quiet, store, sub)
 from fixedqmc.tables.lookup import (LOOKUP_VARIABLES, UNSCALE_VARIABLES, make_lookup,
@@ -253,8 +253,9 @@ def _ol_kinetic_distance_context(cd):
     would have sent the walker to the full counting pass).  Run-time-format contexts have
     no quiet form, so their quiet pass already counted every distance event: this pass
     counts into a scratch copy of the event rows, and each event is counted once (so do
-    float-format contexts, which have no quiet form either)."""
-    if is_float_format_context(cd):
+    float-format and bound contexts, which have no quiet form either: a bound context's
+    distance decisions and unbounded elements were recorded by the first pass)."""
+    if is_float_format_context(cd) or is_bound_context(cd):
         return lambda cd: (cd[0], np.zeros_like(cd[1]), cd[2], cd[3])
     if isinstance(cd, types.BaseTuple) and isinstance(cd[0], types.Array):
         return lambda cd: (cd[0], np.zeros_like(cd[1]), cd[2])

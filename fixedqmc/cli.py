@@ -372,16 +372,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
-                         "full_acceptance") if c in res.table]
+                         "full_acceptance", "bound_max", "bound_unbounded") if c in res.table]
     cols += [c for c in ("cost_dsp", "cost_luts", "cost_memory", "cost_seconds")
              if c in res.table]
     cols += ["overflow_events", "wall_time_s"]
     table = res.table[cols].rename(columns={
-        c: f"{c} ({unit})" for c in cols if c.endswith(("_diff", "_error"))})
+        c: f"{c} ({unit})" for c in cols if c.endswith(("_diff", "_error", "_max"))})
     swept = res.summary.get("widths") or not (res.summary.get("mantissas")
                                               or res.summary.get("formats"))
     answer = ["kernels"] + [c for c in ("narrowest_width", "narrowest_width_paired",
-                                        "narrowest_width_full") if c in res.answer and swept]
+                                        "narrowest_width_full", "predicted_width")
+                            if c in res.answer and swept]
     answer += [c for c in ("narrowest_mantissa", "narrowest_mantissa_paired",
                            "narrowest_mantissa_full", "passing_formats", "cost_at_width",
                            "note")

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fixedqmc.progress import progress as progress_bar
+from fixedqmc.qmc.bounds import bound, bounds_evaluations
 from fixedqmc.qmc.estimators import reblock
 from fixedqmc.qmc.profile import RangeProfile
 from fixedqmc.qmc.system import Walkers
@@ -141,10 +142,13 @@ def trial_system(config: dict, precision: str, profile: RangeProfile):
                         ranges=None if profile is None else profile.ranges())
 
 
-def paired_estimate(system, reference: Reference) -> dict:
+def paired_estimate(system, reference: Reference, *, bounds: bool = True) -> dict:
     """Mean ``E_L(trial) - E_L(float64)`` over the reference samples and its error, the
-    trial's energy on them, and (where the reference has ln|psi|) the reweighted estimate
-    (:func:`reweighted_estimate`)."""
+    trial's energy on them, (where the reference has ln|psi|) the reweighted estimate
+    (:func:`reweighted_estimate`) and, for a system that can be bounded
+    (:func:`fixedqmc.qmc.bounds.bound`), the bound columns on the first block of samples
+    (:func:`bound_columns`: about one evaluation more per point; ``bounds=False``
+    skips them)."""
     diffs, energies, ln_psi = [], [], []
     for b, batch in enumerate(reference.samples):
         ev = system.evaluate(Walkers(batch, None), step=b)
@@ -158,7 +162,31 @@ def paired_estimate(system, reference: Reference) -> dict:
         out[name], out[err] = _walker_estimate(x)
     if reference.ln_psi is not None:
         out.update(reweighted_estimate(np.array(energies), np.array(ln_psi), reference))
+    if bounds and bounds_evaluations(system):
+        out.update(bound_columns(bound(system, reference.samples[0], step=0)))
     return out
+
+
+#: the bound columns of a sweep point (:func:`bound_columns`)
+BOUND_COLUMNS = ("bound_mean", "bound_max", "bound_error_max", "bound_unbounded",
+                 "bound_violations", "bound_samples")
+
+
+def bound_columns(res) -> dict:
+    """The sweep columns of a system's bound (:func:`fixedqmc.qmc.bounds.bound`) on one
+    block of samples: of the local energy's per-sample bound, its mean and largest value
+    over the samples where it is finite (``bound_mean``, ``bound_max``; NaN if none is),
+    the largest error measured (``bound_error_max``, the trial's local energy against the
+    bound run's float64 one), the samples whose bound is infinite (``bound_unbounded``:
+    ambiguous decisions or overflow), the samples whose error exceeds the bound
+    (``bound_violations``: a defect) and the samples bounded (``bound_samples``)."""
+    b, e = np.ravel(res.bound["local_energy"]), np.ravel(res.error["local_energy"])
+    finite = np.isfinite(b)
+    return {"bound_mean": float(b[finite].mean()) if finite.any() else math.nan,
+            "bound_max": float(b[finite].max()) if finite.any() else math.nan,
+            "bound_error_max": float(e.max()) if e.size else math.nan,
+            "bound_unbounded": int((~finite).sum()), "bound_violations": int((e > b).sum()),
+            "bound_samples": int(b.size)}
 
 
 def reweighted_estimate(energy: np.ndarray, ln_psi: np.ndarray, reference: Reference) -> dict:

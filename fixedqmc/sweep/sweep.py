@@ -35,7 +35,12 @@ The answer per kernel set: **the narrowest width W such that, at W and at every 
 width of the sweep, |difference| + 2 sigma <= tolerance**, judged by the paired estimate
 in ``paired`` mode, by the full estimate in ``full`` mode, and in ``both`` mode by both
 (the narrowest width that passes both rules; each rule's own answer is reported too).
-None if no width qualifies.  The same rule on the mantissa points gives
+None if no width qualifies.  Where the system can be bounded (the optional protocol member
+``bound_evaluation``) each answer also has ``predicted_width``: the narrowest width such
+that at it and every wider width the rigorous bound on the local energy's error meets the
+tolerance on every bounded sample (finite everywhere, largest <= tolerance;
+:func:`predicted_width`), and ``bound_defects``: the widths whose measured error ever
+exceeded its bound (a defect, also warned).  The same rule on the mantissa points gives
 ``narrowest_mantissa`` (every wider mantissa of the sweep passes too); a format passes
 when its own point does (``passing_formats``, ``failing_formats``).  A width too narrow for the integer bits of some profiled range
 (e.g. the inverse Slater matrices of a walker near a node) is a point that does not fit:
@@ -76,7 +81,10 @@ Table columns (one row per point): ``kernels``, ``width`` (fixed:W points), ``ma
 (float:m<M> points), ``format`` (format points: the label), ``precision`` (the spec
 run), ``fits``, the estimates (``paired_diff``, ``paired_error``, ``paired_energy``, ...;
 ``full_*``, with ``full_parted``: the walkers whose trajectory parted from float64's),
-``formats`` (JSON: every variable of the set and its format), ``overflow_events``,
+the bound columns of a system that can be bounded (paired points: ``bound_mean``,
+``bound_max``, ``bound_error_max``, ``bound_unbounded``, ``bound_violations``,
+``bound_samples``, :func:`~fixedqmc.sweep.estimates.bound_columns`, on the first block of
+samples), ``formats`` (JSON: every variable of the set and its format), ``overflow_events``,
 ``overflow_vars``, ``float_range`` (JSON: variables whose profiled range no exponent width
 holds, mantissa points), ``note``, ``wall_time_s``.
 """
@@ -473,6 +481,31 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
     return best
 
 
+def predicted_width(rows: pd.DataFrame, tolerance: float) -> int | None:
+    """The narrowest width of one kernel set's fixed rows such that, at it and at every
+    wider width, the bound on the local energy's error is finite on every bounded sample
+    and at most ``tolerance`` (``bound_unbounded == 0`` and ``bound_max <= tolerance``);
+    None without bound columns or if the widest width does not qualify."""
+    if "bound_max" not in rows or "width" not in rows:
+        return None
+    fixed = rows.dropna(subset=["width"]).sort_values("width")
+    ok = ((fixed.bound_max <= tolerance) & (fixed.bound_unbounded == 0)).to_numpy()
+    best = None
+    for w, good in zip(fixed.width.to_numpy()[::-1], ok[::-1]):
+        if not good:
+            break
+        best = int(w)
+    return best
+
+
+def bound_defects(rows: pd.DataFrame) -> list:
+    """The precisions of one kernel set's rows whose measured error exceeded its bound on
+    some sample (``bound_violations > 0``): defects of the bound context."""
+    if "bound_violations" not in rows:
+        return []
+    return rows.loc[rows.bound_violations.fillna(0) > 0, "precision"].tolist()
+
+
 def narrowest_mantissa(rows: pd.DataFrame, tolerance: float, mode: str) -> int | None:
     """The narrowest mantissa M of one kernel set's ``float:m<M>`` rows such that at M and
     every wider mantissa of the sweep ``|diff| + 2 sigma <= tolerance`` (the rule of
@@ -742,6 +775,12 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
                "mode": mode, "tolerance": tolerance, "energy_unit": unit, "rule": rule,
                "judged_by": [j for j in _judges(grp, mode) if j is not None]}
         notes = []
+        if "bound_max" in grp:
+            row["predicted_width"] = predicted_width(grp, tolerance)
+            row["bound_defects"] = bound_defects(grp)
+            if row["bound_defects"]:
+                notes.append(f"DEFECT: measured errors exceed their bound at "
+                             f"{', '.join(row['bound_defects'])}")
         for m in estimates:
             if mode == "both":
                 row[f"narrowest_width_{m}"] = narrowest_width(grp, tolerance, m)
@@ -780,6 +819,7 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
 #: energy columns of a sweep point (converted to the sweep's unit in the table)
 ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy_error",
                   "reweighted_diff", "reweighted_error",
+                  "bound_mean", "bound_max", "bound_error_max",
                   "full_energy", "full_error", "full_diff", "full_diff_error",
                   "full_diff_independent_error")
 
@@ -805,6 +845,11 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
     if counts is not None:
         table = pd.concat([table, point_costs(table, counts, model)], axis=1)
     answers = _answers(table, tolerance, mode, unit, swept)
+    for a in answers:
+        if a.get("bound_defects"):
+            warnings.warn(f"{a['kernels']}: measured errors exceed their rigorous bound at "
+                          f"{', '.join(a['bound_defects'])}: a defect of the bound context "
+                          "(please report it)", RuntimeWarning, stacklevel=2)
     if counts is not None:
         answer_costs(table, answers)
     answer = pd.DataFrame(answers)
@@ -845,7 +890,9 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
     solid, full dashed; reweighted in place of paired for a set the paired estimate cannot
     see, :func:`paired_judge`), the tolerance line and float32 rows as horizontal dotted lines.
     Width points: vs width W (left panel), each set's chosen width as a vertical dotted
-    line.  Mantissa and format points (right panel, or the only one): vs mantissa bits M,
+    line; where points have bounds, the largest bound on the local energy's error
+    (dash-dot, crosses; missing where some sample is unbounded) and the predicted width
+    (vertical dash-dot).  Mantissa and format points (right panel, or the only one): vs mantissa bits M,
     ``float:m<M>`` points as lines with the chosen mantissa dotted, each float format as a
     labelled square at its M.  The y axis (log, shared) spans the data.  Returns the
     matplotlib figure."""
@@ -855,6 +902,7 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
     from matplotlib.ticker import MaxNLocator
 
     answers = answers or ()
+    predicted = {a["kernels"]: a.get("predicted_width") for a in answers}
     chosen = {"width": {a["kernels"]: a.get("narrowest_width") for a in answers},
               "mantissa": {a["kernels"]: a.get("narrowest_mantissa") for a in answers}}
 
@@ -903,13 +951,24 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                     v = float(rule_value(f32, m).iloc[0])
                     ax.axhline(v, ls=":", color=color, lw=1, label=f"{k} float32{tag}")
                     ys += [v] if 0 < v < math.inf else []
+            if column == "width" and "bound_max" in grp and grp.bound_max.notna().any():
+                pts = grp.dropna(subset=["width"]).sort_values("width")
+                y = pts.bound_max.where(pts.bound_unbounded == 0).to_numpy(float)
+                ax.plot(pts.width.astype(int), y, "-.", marker="x", ms=4, color=color, lw=1,
+                        label=f"{k} bound (largest, every sample)")
+                ys += [v for v in y if 0 < v < math.inf]
+                if predicted.get(k) is not None:
+                    ax.axvline(predicted[k], ls="-.", color=color, lw=1)
             if chosen[column].get(k) is not None:
                 ax.axvline(chosen[column][k], ls=":", color=color, lw=1.5)
         ax.axhline(tolerance, color="green", lw=1.2, label=f"tolerance {tolerance:g} {unit}")
         ax.set_yscale("log")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.margins(x=0.08)  # room for the formats' labels
-        ax.set_xlabel("word width W (bits); dotted vertical: the chosen width"
+        ax.set_xlabel("word width W (bits); dotted vertical: the chosen width; dash-dot: "
+                      "the predicted width (bounds)" if column == "width" and predicted
+                      and any(v is not None for v in predicted.values()) else
+                      "word width W (bits); dotted vertical: the chosen width"
                       if column == "width" else
                       "mantissa bits M (float:m<M>, exponent bits from the profile; squares: "
                       "formats at their M); dotted: the chosen M", fontsize=8)

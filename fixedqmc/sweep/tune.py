@@ -141,7 +141,7 @@ def evaluate_plan(config: dict, spec: str, reference, members: tuple) -> dict:
     except FormatError as exc:  # a profiled range needs more integer bits than w has
         return {"spec": spec, "fits": False, "note": str(exc), "formats": {},
                 "overflow_events": 0, "wall_time_s": time.perf_counter() - t0}
-    row = {"spec": spec, "fits": True, **paired_estimate(system, reference)}
+    row = {"spec": spec, "fits": True, **paired_estimate(system, reference, bounds=False)}
     row["formats"] = {k: str(v) for k, v in system.formats().items()
                       if k.split(".")[0] in members}
     row["overflow_events"] = int(system.log.total_events)

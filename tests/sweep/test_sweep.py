@@ -13,8 +13,9 @@ from fixedqmc.qmc.counts import arrays_with_formats
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.sweep import sweep
 from fixedqmc.sweep.costs import point_costs
-from fixedqmc.sweep.sweep import (narrowest_width, no_answer_reason, paired_blind, paired_judge,
-                                  parse_kernels, parse_widths)
+from fixedqmc.sweep.sweep import (bound_defects, narrowest_width, no_answer_reason,
+                                  paired_blind, paired_judge, parse_kernels, parse_widths,
+                                  predicted_width)
 
 SMALL = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
          "method": {"walkers": 12, "blocks": 8, "equil_blocks": 2, "steps_per_block": 6}}
@@ -56,6 +57,27 @@ def test_answer_rule_and_outputs(small_sweep, tmp_path):
                          "paired_error": [0.0, 0.001, 0.0, 0.001]})
     assert narrowest_width(rows, 0.01, "paired") == 40  # 32 fails, so 24 does not count
     assert narrowest_width(rows.iloc[:1], 0.01, "paired") is None
+
+
+def test_every_point_has_its_bound_and_the_answer_a_predicted_width(small_sweep):
+    """Helium can be bounded: every paired point has the bound columns on one block of
+    samples, no measured error exceeds its bound, the bound shrinks with the width, and
+    each answer's predicted width is the rule's on its rows (no defects)."""
+    t = small_sweep.table
+    assert (t.bound_violations == 0).all() and (t.bound_samples == 12).all()
+    for a in small_sweep.summary["answer"]:
+        rows = t[t.kernels == a["kernels"]].sort_values("width")
+        assert a["predicted_width"] == predicted_width(rows, 0.01)
+        assert a["bound_defects"] == []
+        bounded = rows[rows.bound_unbounded == 0]
+        assert (bounded.bound_error_max <= bounded.bound_max).all()
+        assert bounded.bound_max.is_monotonic_decreasing and len(bounded) >= 2
+    rows = pd.DataFrame({"width": [16, 24, 32, 40], "bound_max": [0.5, 0.001, 0.002, 1e-4],
+                         "bound_unbounded": [0, 0, 3, 0], "bound_violations": [0, 0, 0, 2],
+                         "precision": ["fixed:16", "fixed:24", "fixed:32", "fixed:40"]})
+    assert predicted_width(rows, 0.01) == 40  # 32 has unbounded samples, so 24 does not count
+    assert predicted_width(rows.drop(columns="bound_max"), 0.01) is None
+    assert bound_defects(rows) == ["fixed:40"]
 
 
 def test_resume_skips_finished_points_and_gives_the_same_table(small_sweep, tmp_path):

@@ -523,8 +523,9 @@ class HeliumCluster:
         raw = bounded._cluster_outputs(pos, True, True, step)
         contexts = bounded.last_contexts
         trial_raw = self._cluster_outputs(pos, True, True, step)
+        log = OverflowLog()  # the trial's events of this call (the system's log untouched)
         for name, c in zip(KERNEL_NAMES, self.last_contexts):
-            self.precisions[name].report(c, self.log)
+            self.precisions[name].report(c, log)
         value, bound, trial = {}, {}, {}
         for key, words in raw.items():
             if key == "outside":
@@ -547,7 +548,7 @@ class HeliumCluster:
         ambiguous = sum(bounded.precisions[k].ambiguous(ctx)
                         for k, ctx in zip(KERNEL_NAMES, contexts))
         return system_bound("helium", str(self.policy), value, bound, trial, unbounded,
-                            ambiguous, self.log)
+                            ambiguous, log)
 
     def atom_move(self, positions, atom: int, new, *, step: int = 0):
         """``(delta ln psi, outside)`` for moving atom ``atom`` of every walker to ``new``

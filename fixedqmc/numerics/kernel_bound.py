@@ -86,6 +86,7 @@ DECISION_COLUMNS = 2
 _LAST, DECISIONS = 0, 1
 _UP = 1.0 + 2.0 ** -50  # inflation of a bound computed in float64 (covers its rounding)
 _DOWN = 1.0 - 2.0 ** -50
+WIDEN = _UP * _UP  # a distance made of two float64 roundings, widened
 _U64, _ETA64 = 2.0 ** -53, 2.0 ** -1074  # float64's own rounding (nearest even)
 _TINY = 2.0 ** -960  # float64 products above this have exact fma residuals
 _NEAREST_FIXED = ("half_up", "half_away", "half_even")
@@ -503,20 +504,18 @@ def _bin(e, t, k, lo, hi, slope, u, vu):
 
 
 @njit(nogil=True)
-def uniform_bin(e, t, k, u, n_bits, vu):
-    """Bin k of t among ``2**n_bits`` uniform bins of [0, 1) and its local coordinate u,
-    as the float64 form of :func:`~fixedqmc.numerics.kernel_lookup.uniform_bin` decides
-    them on t's value."""
+def uniform_edges(k, n_bits):
+    """``(lo, hi, slope)`` of bin k among ``2**n_bits`` uniform bins of [0, 1) (lo = -inf
+    for the first bin, where every format clamps t to 0)."""
     n = np.float64(np.int64(1) << n_bits)
-    lo = k / n if k > 0 else -np.inf
-    return _bin(e, t, k, lo, (k + 1.0) / n, n, u, vu)
+    return (k / n if k > 0 else -np.inf), (k + 1.0) / n, n
 
 
 @njit(nogil=True)
-def log2_bin(e, t, k, u, n_seg, bin_bits, vu):
-    """Bin k (segment ``j = k >> bin_bits``, bin m within it) of t in ``n_seg``
-    power-of-two segments of ``2**bin_bits`` uniform bins and its local coordinate u, as
-    the float64 form of :func:`~fixedqmc.numerics.kernel_lookup.log2_bin` decides them."""
+def log2_edges(k, n_seg, bin_bits):
+    """``(lo, hi, slope)`` of bin k (segment ``j = k >> bin_bits``, bin m within it) in
+    ``n_seg`` power-of-two segments of ``2**bin_bits`` uniform bins (lo = -inf for the
+    bin at 0)."""
     nb = np.float64(np.int64(1) << bin_bits)
     j, m = k >> bin_bits, np.float64(k & ((np.int64(1) << bin_bits) - 1))
     if j < n_seg - 1:
@@ -524,7 +523,68 @@ def log2_bin(e, t, k, u, n_seg, bin_bits, vu):
     else:
         base, scale = 0.0, 2.0 ** (n_seg - 1) * nb
     lo = -np.inf if j == n_seg - 1 and m == 0.0 else base + m / scale  # (0 clamps here)
-    return _bin(e, t, k, lo, base + (m + 1.0) / scale, scale, u, vu)
+    return lo, base + (m + 1.0) / scale, scale
+
+
+@njit(nogil=True)
+def uniform_bin(e, t, k, u, n_bits, vu):
+    """Bin k of t among ``2**n_bits`` uniform bins of [0, 1) and its local coordinate u,
+    as the float64 form of :func:`~fixedqmc.numerics.kernel_lookup.uniform_bin` decides
+    them on t's value."""
+    lo, hi, slope = uniform_edges(k, n_bits)
+    return _bin(e, t, k, lo, hi, slope, u, vu)
+
+
+@njit(nogil=True)
+def log2_bin(e, t, k, u, n_seg, bin_bits, vu):
+    """Bin k of t in power-of-two segments (:func:`log2_edges`) and its local coordinate
+    u, as the float64 form of :func:`~fixedqmc.numerics.kernel_lookup.log2_bin` decides
+    them."""
+    lo, hi, slope = log2_edges(k, n_seg, bin_bits)
+    return _bin(e, t, k, lo, hi, slope, u, vu)
+
+
+@njit(nogil=True)
+def bin_crossing(e, t, k, u, lo, hi, slope, vu):
+    """Bin k ``[lo, hi)`` of t (its float64 value's) where a table lookup can follow the
+    trial into the adjacent bin: ``(u, side, cross_x)`` with u as :func:`uniform_bin`
+    gives it, ``side`` 0 if t's trial and exact intervals lie inside the bin, +1 or -1 if
+    they reach into the next or previous bin only (the caller evaluates that bin too and
+    joins the two with :func:`either`), and ``cross_x`` whether the exact value may lie
+    there.  A t that may reach both neighbours, a clamp at 1, or beyond the neighbour is
+    an ambiguous decision (:func:`decide`), side 0."""
+    d = (t[1] + t[2]) * _UP * _UP
+    below, above = not t[0] - lo > d, not hi - t[0] > d
+    side = 0
+    if below != above and not (above and hi >= 1.0) and slope * d < 1.0:
+        side = 1 if above else -1
+    else:
+        decide(e, below or above)
+    dx = t[1] * _UP * _UP
+    return (result(e, vu, u, slope * t[1], slope * t[2]), side,
+            not (t[0] - lo > dx and hi - t[0] > dx))
+
+
+@njit(nogil=True)
+def neighbour_u(e, t, lo, slope, vu):
+    """The local coordinate ``slope (t - lo)`` of t in a neighbouring bin ``[lo, ...)``
+    (slightly outside [0, 1) for t's float64 value): float64's rounding of it in r, t's
+    distances times the slope, rounded into vu by the trial."""
+    u = (t[0] - lo) * slope
+    return result(e, vu, u, _own(u, slope * t[1]), slope * t[2])
+
+
+@njit(nogil=True)
+def either(y, y2, cross_x):
+    """A table value where the trial may have taken the adjacent bin: ``y`` from t's own
+    bin, ``y2`` from the neighbour (each with its trial's roundings); the two pieces
+    differ by at most ``D = |v - v2| + r + r2`` at the exact t, so the trial's value is
+    within ``max(b, b2 + D)`` of the exact one (``max(b, b2) + D`` and float64's own error
+    ``r + D`` if the exact t, too, may lie in the neighbour: ``cross_x``)."""
+    gap = (abs(y[0] - y2[0]) + y[1] + y2[1]) * _UP * _UP
+    if cross_x:
+        return (y[0], (y[1] + gap) * _UP, (max(y[2], y2[2]) + gap) * _UP)
+    return (y[0], y[1], max(y[2], (y2[2] + gap) * _UP))
 
 
 #: low bits of a stored bound that hold float64's share of it (:func:`pack_bound`)

@@ -306,3 +306,36 @@ _RUNTIME_BINS = {
                                 COUNTED_OPERATIONS.index("uniform_bin")),
     _log2_core: _runtime_bin(_log2_core, _log2_f64, COUNTED_OPERATIONS.index("log2_bin"))}
 _LESS = COUNTED_OPERATIONS.index("less")
+
+
+@njit(nogil=True)
+def bounded_bins(e, t, two, n1_bits, n_seg, bin_bits, vu):
+    """A table's bin of t in a bound context (region II's :func:`log2_bin` if ``two``,
+    else region I's :func:`uniform_bin`), following the trial into an adjacent bin:
+    ``(k, u, k2, u2, cross_x)``, with ``k2 = -1`` when t's intervals lie inside bin k (or
+    the crossing is ambiguous: counted), else the neighbour's index and t's local
+    coordinate there; the lookup evaluates both pieces and joins them
+    (:func:`~fixedqmc.numerics.kernel_bound.either`)."""
+    if two:
+        k, uf = _log2_f64(e, t[0], n_seg, bin_bits, vu)
+        lo, hi, slope = KB.log2_edges(k, n_seg, bin_bits)
+    else:
+        k, uf = _uniform_f64(e, t[0], n1_bits, vu)
+        lo, hi, slope = KB.uniform_edges(k, n1_bits)
+    u, side, cross_x = KB.bin_crossing(e, t, k, uf, lo, hi, slope, vu)
+    if side == 0:
+        return k, u, np.int64(-1), u, cross_x
+    across = hi if side > 0 else np.nextafter(lo, -np.inf)  # the neighbour's first value
+    if two:
+        k2, _ = _log2_f64(e, across, n_seg, bin_bits, vu)
+        lo2, hi2, slope2 = KB.log2_edges(k2, n_seg, bin_bits)
+    else:
+        k2, _ = _uniform_f64(e, across, n1_bits, vu)
+        lo2, hi2, slope2 = KB.uniform_edges(k2, n1_bits)
+    reach = (t[1] + t[2]) * KB.WIDEN
+    # the neighbour must share the crossed edge and hold t's whole interval on its side
+    if (lo2 != hi if side > 0 else hi2 != lo) or not (
+            t[0] + reach < hi2 if side > 0 else t[0] - reach > lo2):
+        KB.decide(e, True)
+        return k, u, np.int64(-1), u, cross_x
+    return k, u, k2, KB.neighbour_u(e, t, lo2, slope2, vu), cross_x

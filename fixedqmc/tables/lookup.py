@@ -46,6 +46,8 @@ from numba.extending import intrinsic, overload
 from fixedqmc.numerics.kernel import (add, is_bound_context, is_fixed_context,
                                       is_float_format_context, less, load, log2_bin, mul, sub,
                                       uniform_bin)
+from fixedqmc.numerics.kernel_bound import either
+from fixedqmc.numerics.kernel_lookup import bounded_bins
 
 __all__ = ["LOOKUP_VARIABLES", "UNSCALE_VARIABLES", "coefficient_rows", "make_lookup",
            "prepare_table", "table_at"]
@@ -158,30 +160,61 @@ def make_lookup(base: int, unscale: bool):
     def region_two(e, tab, s):
         return not less(e, s, load(e, tab[1], vs))
 
-    def quadratic(e, tab, s, r):
-        s_lo0, s_lo1, inv0, inv1, p_abc, n1_bits, n_seg, bin_bits = tab[:8]
-        t = mul(e, sub(e, s, load(e, s_lo1 if r else s_lo0, vs), vds),
-                load(e, inv1 if r else inv0, vinv), vt)
-        if r:
-            idx, u = log2_bin(e, t, n_seg, bin_bits, vu)
-            idx += np.int64(1) << n1_bits
-        else:
-            idx, u = uniform_bin(e, t, n1_bits, vu)
+    def horner(e, p_abc, idx, u):
         k = np.uint64(idx) << np.uint64(2)  # row idx of abc
         y = mul(e, u, load(e, table_at(e, p_abc, k + np.uint64(2)), vc), vuc)
         y = add(e, load(e, table_at(e, p_abc, k + np.uint64(1)), vb), y, vbuc)
         y = mul(e, u, y, vubuc)
         return add(e, load(e, table_at(e, p_abc, k), va), y, vy)
 
-    quadratic = njit(quadratic, nogil=True, inline="always")
+    def position(e, tab, s, r):
+        s_lo0, s_lo1, inv0, inv1 = tab[:4]
+        return mul(e, sub(e, s, load(e, s_lo1 if r else s_lo0, vs), vds),
+                   load(e, inv1 if r else inv0, vinv), vt)
+
+    horner = njit(horner, nogil=True, inline="always")
+    position = njit(position, nogil=True, inline="always")
+
+    def quadratic(e, tab, s, r):
+        p_abc, n1_bits, n_seg, bin_bits = tab[4:8]
+        t = position(e, tab, s, r)
+        if r:
+            idx, u = log2_bin(e, t, n_seg, bin_bits, vu)
+            idx += np.int64(1) << n1_bits
+        else:
+            idx, u = uniform_bin(e, t, n1_bits, vu)
+        return horner(e, p_abc, idx, u)
+
+    def quadratic_bounded(e, tab, s, r):
+        # the trial may take an adjacent bin: both pieces, joined (docs/error_bounds.md)
+        p_abc, n1_bits, n_seg, bin_bits = tab[4:8]
+        t = position(e, tab, s, r)
+        k, u, k2, u2, cross_x = bounded_bins(e, t, r, n1_bits, n_seg, bin_bits, vu)
+        first = (np.int64(1) << n1_bits) if r else np.int64(0)
+        y = horner(e, p_abc, k + first, u)
+        if k2 < 0:
+            return y
+        return either(y, horner(e, p_abc, k2 + first, u2), cross_x)
+
+    def piece(e, tab, s, r):
+        raise NotImplementedError("usable only inside numba-compiled kernels")
+
+    @overload(piece, inline="always")
+    def _ol_piece(e, tab, s, r):
+        return quadratic_bounded if is_bound_context(e) else quadratic
+
+    def value_of(e, tab, s, r):
+        return piece(e, tab, s, r)
+
+    value_of = njit(value_of, nogil=True, inline="always")
     if unscale:
         def lookup_in(e, tab, s, r):
-            y = quadratic(e, tab, s, r)
+            y = value_of(e, tab, s, r)
             off0, off1, sc0, sc1 = tab[8:]
             return add(e, mul(e, y, load(e, sc1 if r else sc0, vscale), vys),
                        load(e, off1 if r else off0, voff), vf)
     else:
-        lookup_in = quadratic
+        lookup_in = value_of
     region_two = njit(region_two, nogil=True, inline="always")
     if unscale:
         lookup_in = njit(lookup_in, nogil=True, inline="always")

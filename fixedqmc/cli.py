@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+from contextlib import contextmanager
 from importlib import metadata
 
 from fixedqmc.cost import DEFAULT_MODEL
@@ -249,41 +250,52 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_cost(args: argparse.Namespace) -> int:
+@contextmanager
+def _sampled_trial(args: argparse.Namespace, name: str, supports, missing: str):
+    """``(config, out, reference, trial)`` of a command that works on float64 samples of
+    its input: the folder ``<output>/<name>`` claimed (and left as it was on an input
+    error), the float64 system checked by ``supports`` (else a clear error: the kind
+    ``missing`` ...) and for memory before any work, the reference sampled, and the trial
+    system at the input's precision, formats sized from the samples' profile."""
     from pathlib import Path
 
-    import pandas as pd
-
-    from fixedqmc import jsonio
-    from fixedqmc.cost import RESOURCES, cost_model, totals
     from fixedqmc.output_folder import claim
-    from fixedqmc.qmc.counts import STAGES, counts_operations, hardware_cost
     from fixedqmc.run.config import load_config
     from fixedqmc.run.memory import check_memory
     from fixedqmc.run.plan import build_system
-    from fixedqmc.state_files import atomic_output, write_atomic
-    from fixedqmc.sweep.costs import COUNT_WALKERS
     from fixedqmc.sweep.estimates import sample_reference, trial_system
 
-    cost_model(args.model)  # an unknown model, before any work
-    if args.stage not in STAGES:
-        raise FixedQMCError(f"--stage {args.stage!r}; allowed: {', '.join(STAGES)}")
     config = load_config(args.input, _sets(args))
-    out = Path(config["output"]) / "cost"
+    out = Path(config["output"]) / name
     config = {**config, "output": str(out)}
-    with claim(out, "cost") as lock:
+    with claim(out, name) as lock:
         try:  # input errors: nothing this call wrote is left
             system = build_system({**config, "precision": "float64"})
-            if not counts_operations(system):
-                raise FixedQMCError(f"system kind {config['system']['kind']!r} does not count "
-                                    "its operations (the optional protocol member "
-                                    "operation_counts)")
+            if not supports(system):
+                raise FixedQMCError(f"system kind {config['system']['kind']!r} {missing}")
             check_memory(system, config, samples=True)
         except BaseException:
             lock.abandon()
             raise
         ref = sample_reference(config, progress=None, system=system)
-        trial = trial_system(config, config["precision"], ref.profile)
+        yield config, out, ref, trial_system(config, config["precision"], ref.profile)
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from fixedqmc import jsonio
+    from fixedqmc.cost import RESOURCES, cost_model, totals
+    from fixedqmc.qmc.counts import STAGES, counts_operations, hardware_cost
+    from fixedqmc.state_files import atomic_output, write_atomic
+    from fixedqmc.sweep.costs import COUNT_WALKERS
+
+    cost_model(args.model)  # an unknown model, before any work
+    if args.stage not in STAGES:
+        raise FixedQMCError(f"--stage {args.stage!r}; allowed: {', '.join(STAGES)}")
+    with _sampled_trial(args, "cost", counts_operations,
+                        "does not count its operations (the optional protocol member "
+                        "operation_counts)") as (config, out, ref, trial):
         rows = hardware_cost(trial, ref.samples[-1][:COUNT_WALKERS], args.model,
                              stage=args.stage)
         per_kernel = rows.groupby("kernel", sort=False)[
@@ -305,37 +317,17 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_bound(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     import pandas as pd
 
     from fixedqmc import jsonio
-    from fixedqmc.output_folder import claim
     from fixedqmc.qmc.bounds import bound, bounds_evaluations
     from fixedqmc.qmc.registry import get_plugin
-    from fixedqmc.run.config import load_config
-    from fixedqmc.run.memory import check_memory
-    from fixedqmc.run.plan import build_system
     from fixedqmc.state_files import atomic_output, write_atomic
-    from fixedqmc.sweep.estimates import sample_reference, trial_system
 
-    config = load_config(args.input, _sets(args))
-    unit = get_plugin(config["system"]["kind"]).units.energy
-    out = Path(config["output"]) / "bound"
-    config = {**config, "output": str(out)}
-    with claim(out, "bound") as lock:
-        try:  # input errors: nothing this call wrote is left
-            system = build_system({**config, "precision": "float64"})
-            if not bounds_evaluations(system):
-                raise FixedQMCError(f"system kind {config['system']['kind']!r} cannot be "
-                                    "bounded yet (the optional protocol member "
-                                    "bound_evaluation; docs/error_bounds.md)")
-            check_memory(system, config, samples=True)
-        except BaseException:
-            lock.abandon()
-            raise
-        ref = sample_reference(config, progress=None, system=system)
-        trial = trial_system(config, config["precision"], ref.profile)
+    with _sampled_trial(args, "bound", bounds_evaluations,
+                        "cannot be bounded yet (the optional protocol member "
+                        "bound_evaluation; docs/error_bounds.md)") as (config, out, ref, trial):
+        unit = get_plugin(config["system"]["kind"]).units.energy
         res = bound(trial, ref.samples)
         table = res.table()
         summary = {"precision": config["precision"], "energy_unit": unit,

@@ -39,7 +39,8 @@ None if no width qualifies.  Where the system can be bounded (the optional proto
 ``bound_evaluation``) each answer also has ``predicted_width``: the narrowest width such
 that at it and every wider width the rigorous bound on the local energy's error meets the
 tolerance on every bounded sample (finite everywhere, largest <= tolerance;
-:func:`predicted_width`), and ``bound_defects``: the widths whose measured error ever
+:func:`predicted_width`; None for a set that acts only through sampling, which the local
+energy on fixed samples does not see), and ``bound_defects``: the widths whose measured error ever
 exceeded its bound (a defect, also warned).  The same rule on the mantissa points gives
 ``narrowest_mantissa`` (every wider mantissa of the sweep passes too); a format passes
 when its own point does (``passing_formats``, ``failing_formats``).  A width too narrow for the integer bits of some profiled range
@@ -776,8 +777,15 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
                "judged_by": [j for j in _judges(grp, mode) if j is not None]}
         notes = []
         if "bound_max" in grp:
-            row["predicted_width"] = predicted_width(grp, tolerance)
+            # a bound on the local energy at fixed samples says nothing of a set that acts
+            # only through sampling (helium's wave function): no prediction for it
+            sees = paired_judge(grp) == "paired"
+            row["predicted_width"] = predicted_width(grp, tolerance) if sees else None
             row["bound_defects"] = bound_defects(grp)
+            if not sees:
+                notes.append("predicted: the bounds cover the local energy on fixed samples, "
+                             "which this kernel set does not change (it acts through "
+                             "sampling)")
             if row["bound_defects"]:
                 notes.append(f"DEFECT: measured errors exceed their bound at "
                              f"{', '.join(row['bound_defects'])}")

@@ -70,13 +70,18 @@ def _cell(answers: pd.DataFrame, estimate: str) -> tuple[str, str]:
 def answer_table(answer: pd.DataFrame) -> pd.DataFrame:
     """Per case and kernel set: the narrowest width of each estimate the sweeps ran
     (paired, full), one entry per seed, each beside the reasons of the seeds without
-    one."""
+    one, and the width the rigorous error bounds predict (every sample's bound on the
+    local energy within the tolerance; "none": no width of the sweep)."""
     rows = []
     estimates = [m for m in ("paired", "full") if f"reason_{m}" in answer]
     for (case, kernels), grp in answer.groupby(["case", "kernels"], sort=False):
         row = {"case": case, "kernels": kernels}
         for m in estimates:
             row[f"{m} W (per seed)"], row[f"why no {m} W"] = _cell(grp, m)
+        if "predicted_width" in grp:
+            row["predicted W (bounds)"] = ", ".join(
+                "none" if pd.isna(w) else str(int(w))
+                for w in grp.sort_values("seed").predicted_width)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -30,7 +30,8 @@ def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
         answers.append(res.answer.assign(case="He3", seed=seed))
     table = study.answer_table(pd.concat(answers, ignore_index=True))
     assert list(table.columns) == ["case", "kernels", "paired W (per seed)", "why no paired W",
-                                   "full W (per seed)", "why no full W"]
+                                   "full W (per seed)", "why no full W",
+                                   "predicted W (bounds)"]
     assert len(table) == 2
     for _, row in table.iterrows():
         for m in ("paired", "full"):
@@ -47,5 +48,8 @@ def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
     assert all(w.isdigit() for w in wave["paired W (per seed)"].split(", "))
     assert wave["why no paired W"] == ""
     assert pot["paired W (per seed)"] == "40, none"
+    # the bounds: 40 bits meet 10 mK on every sample, nothing meets 1 nK
+    assert pot["predicted W (bounds)"] == "40, none"
+    assert wave["predicted W (bounds)"] == "none, none"  # acts through sampling only
     assert pot["why no paired W"].startswith("seed 2: paired: no width passes: at the "
                                              "widest, 40 bits")

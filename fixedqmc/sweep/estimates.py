@@ -167,11 +167,6 @@ def paired_estimate(system, reference: Reference, *, bounds: bool = True) -> dic
     return out
 
 
-#: the bound columns of a sweep point (:func:`bound_columns`)
-BOUND_COLUMNS = ("bound_mean", "bound_max", "bound_error_max", "bound_unbounded",
-                 "bound_violations", "bound_samples")
-
-
 def bound_columns(res) -> dict:
     """The sweep columns of a system's bound (:func:`fixedqmc.qmc.bounds.bound`) on one
     block of samples: of the local energy's per-sample bound, its mean and largest value

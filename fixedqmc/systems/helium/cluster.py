@@ -445,18 +445,19 @@ class HeliumCluster:
         return tuple(self.precisions[k].context(seed) for k in KERNEL_NAMES)
 
     def _cluster_outputs(self, pos: np.ndarray, potential: bool, kinetic: bool,
-                         step: int) -> dict:
+                         step: int, log: OverflowLog) -> dict:
         """Run the cluster kernel on positions (n_w, N, 3) and return its raw outputs
         ``{"potential.sum", "wavefunction.sum", "kinetic.lap_sum", "kinetic.grad2_sum",
-        "kinetic.grad", "outside"}`` in the kernels' number types (overflow events
-        logged)."""
+        "kinetic.grad", "outside"}`` in the kernels' number types (the positions'
+        conversion events in ``log``; the kernels' own are reported by the caller from
+        :attr:`last_contexts`)."""
         kp = self.precisions
         nw, n = pos.shape[:2]
         seed = step_seed(self.seed, step)
         ctx = self._contexts(seed)
         self.last_contexts = ctx
         # by coordinate, (n_w, 3, N): the pair loop reads consecutive atoms j
-        x = np.ascontiguousarray(kp["distance"].encode("x", pos, seed, self.log).transpose(0, 2, 1))
+        x = np.ascontiguousarray(kp["distance"].encode("x", pos, seed, log).transpose(0, 2, 1))
         out = {"potential.sum": np.zeros(nw, kp["potential"].dtype),
                "wavefunction.sum": np.zeros(nw, kp["wavefunction"].dtype),
                "outside": np.zeros(nw, np.int64),
@@ -485,7 +486,7 @@ class HeliumCluster:
         support.  ``step`` selects the stochastic-rounding stream (the MC step index)."""
         pos = self.check_positions(getattr(walkers, "positions", walkers))
         kp = self.precisions
-        out = self._cluster_outputs(pos, potential, kinetic, step)
+        out = self._cluster_outputs(pos, potential, kinetic, step, self.log)
         for name, c in zip(KERNEL_NAMES, self.last_contexts):
             kp[name].report(c, self.log)
         nan = np.full(pos.shape[0], np.nan)
@@ -503,7 +504,7 @@ class HeliumCluster:
     def bound_evaluation(self, positions, *, step: int = 0) -> KernelBound:
         """Rigorous bounds on the errors of this cluster's precision (the trial) on
         ``positions`` (n_w, N, 3), beside the errors measured
-        (:func:`fixedqmc.qmc.bounds.bound_system`): the cluster kernel runs at the trial
+        (:func:`fixedqmc.qmc.bounds.bound`): the cluster kernel runs at the trial
         precision and in the bound context (:mod:`~fixedqmc.numerics.kernel_bound`) on
         the same positions.  Quantities (arrays per walker; ``kinetic.grad`` (n_w, N, 3)):
         the kernel outputs ``potential.sum`` (= the part ``potential``, K),
@@ -520,10 +521,10 @@ class HeliumCluster:
         bounded.runtime, bounded._compiled = False, True  # (bound contexts do not vectorise)
         bounded.log = OverflowLog()
         bounded._sources = bounded._kernel_sources()
-        raw = bounded._cluster_outputs(pos, True, True, step)
+        raw = bounded._cluster_outputs(pos, True, True, step, bounded.log)
         contexts = bounded.last_contexts
-        trial_raw = self._cluster_outputs(pos, True, True, step)
         log = OverflowLog()  # the trial's events of this call (the system's log untouched)
+        trial_raw = self._cluster_outputs(pos, True, True, step, log)
         for name, c in zip(KERNEL_NAMES, self.last_contexts):
             self.precisions[name].report(c, log)
         value, bound, trial = {}, {}, {}

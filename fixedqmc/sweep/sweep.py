@@ -482,17 +482,19 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
     return best
 
 
-def predicted_width(rows: pd.DataFrame, tolerance: float) -> int | None:
+def predicted_width(rows: pd.DataFrame, tolerance: float, column: str = "width"
+                    ) -> int | None:
     """The narrowest width of one kernel set's fixed rows such that, at it and at every
     wider width, the bound on the local energy's error is finite on every bounded sample
     and at most ``tolerance`` (``bound_unbounded == 0`` and ``bound_max <= tolerance``);
-    None without bound columns or if the widest width does not qualify."""
-    if "bound_max" not in rows or "width" not in rows:
+    None without bound columns or if the widest width does not qualify.
+    ``column="mantissa"``: the same rule on the ``float:m<M>`` points."""
+    if "bound_max" not in rows or column not in rows:
         return None
-    fixed = rows.dropna(subset=["width"]).sort_values("width")
+    fixed = rows.dropna(subset=[column]).sort_values(column)
     ok = ((fixed.bound_max <= tolerance) & (fixed.bound_unbounded == 0)).to_numpy()
     best = None
-    for w, good in zip(fixed.width.to_numpy()[::-1], ok[::-1]):
+    for w, good in zip(fixed[column].to_numpy()[::-1], ok[::-1]):
         if not good:
             break
         best = int(w)
@@ -781,6 +783,9 @@ def _answers(table: pd.DataFrame, tolerance: float, mode: str, unit: str,
             # only through sampling (helium's wave function): no prediction for it
             sees = paired_judge(grp) == "paired"
             row["predicted_width"] = predicted_width(grp, tolerance) if sees else None
+            if swept["mantissas"]:
+                row["predicted_mantissa"] = (predicted_width(grp, tolerance, "mantissa")
+                                             if sees else None)
             row["bound_defects"] = bound_defects(grp)
             if not sees:
                 notes.append("predicted: the bounds cover the local energy on fixed samples, "

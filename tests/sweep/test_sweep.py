@@ -77,6 +77,9 @@ def test_every_point_has_its_bound_and_the_answer_a_predicted_width(small_sweep)
                          "precision": ["fixed:16", "fixed:24", "fixed:32", "fixed:40"]})
     assert predicted_width(rows, 0.01) == 40  # 32 has unbounded samples, so 24 does not count
     assert predicted_width(rows.drop(columns="bound_max"), 0.01) is None
+    mantissas = rows.rename(columns={"width": "mantissa"}).assign(mantissa=[4, 8, 12, 16])
+    assert predicted_width(mantissas, 0.01, "mantissa") == 16
+    assert predicted_width(mantissas, 0.01) is None  # no width points
     assert bound_defects(rows) == ["fixed:40"]
 
 

@@ -38,6 +38,12 @@ def test_unknown_subcommand_is_a_usage_error():
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
+def he3_sets(out):
+    """--set options of a tiny He3 input writing into ``out``: 2 blocks of 8 walkers."""
+    return ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0", "--set",
+            "method.blocks=2", "--set", "method.walkers=8", "--set", f"output='{out}'"]
+
+
 def test_cost_of_helium_at_a_width(tmp_path, capsys):
     """`fixedqmc cost`: a float64 sample, formats sized from its profile, the counted
     operations and stored tables priced; the totals are the model's on the saved rows."""
@@ -47,8 +53,7 @@ def test_cost_of_helium_at_a_width(tmp_path, capsys):
 
     from fixedqmc.cost import totals
     out = tmp_path / "c"
-    sets = ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0", "--set",
-            "method.blocks=2", "--set", "method.walkers=8", "--set", f"output='{out}'"]
+    sets = he3_sets(out)
     assert main(["cost", *sets, "--precision", "fixed:32"]) == 0
     text = capsys.readouterr().out
     assert "potential" in text and "total (fpga-dsp48e2" in text
@@ -70,8 +75,7 @@ def test_bound_of_helium_at_a_width(tmp_path, capsys):
 
     import pandas as pd
     out = tmp_path / "b"
-    sets = ["--set", "system.n_atoms=3", "--set", "tables.r_max=30.0", "--set",
-            "method.blocks=2", "--set", "method.walkers=8", "--set", f"output='{out}'"]
+    sets = he3_sets(out)
     assert main(["bound", *sets, "--precision", "fixed:32"]) == 0
     text = capsys.readouterr().out
     assert "local_energy" in text and "precision fixed:32, 16 float64 samples" in text

@@ -101,9 +101,14 @@ def system_bound(name: str, precision: str, value: dict, bound: dict, trial: dic
     quantity ``value`` and ``bound`` of the bound run, ``trial`` (float64 values of the
     trial's own evaluation); the errors are ``|trial - value|`` (inf where either is not a
     number)."""
-    error = {k: np.where(np.isnan(e := np.abs(np.asarray(trial[k], np.float64) - value[k])),
-                         np.inf, e) for k in value}
+    error = {k: _distance(np.asarray(trial[k], np.float64), value[k]) for k in value}
     return KernelBound(name, precision, value, bound, trial, error, unbounded, ambiguous, log)
+
+
+def _distance(trial: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``|trial - value|`` of float64 arrays, inf where either is not a number."""
+    err = np.abs(trial - value)
+    return np.where(np.isnan(err), np.inf, err)
 
 
 def _errors(kp, name: str, words: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -112,8 +117,7 @@ def _errors(kp, name: str, words: np.ndarray, value: np.ndarray) -> np.ndarray:
     where the trial or the value is not a number."""
     fmt = kp.format_of(name) if kp.kind == "formats" else None
     if not (isinstance(fmt, QFormat) and fmt.word_bits > 53):
-        err = np.abs(kp.decode(name, words) - value)
-        return np.where(np.isnan(err), np.inf, err)
+        return _distance(kp.decode(name, words), value)
     unit = Fraction(2) ** -fmt.frac_bits
     ints = np.asarray(words, np.int64)
     ints = ints if fmt.signed else ints.view(np.uint64)

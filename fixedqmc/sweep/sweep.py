@@ -473,9 +473,14 @@ def narrowest_width(rows: pd.DataFrame, tolerance: float, mode: str,
     if mode is None or column not in rows:
         return None
     fixed = rows.dropna(subset=[column]).sort_values(column)
-    ok = (rule_value(fixed, mode) <= tolerance).to_numpy()
+    return _narrowest_passing(fixed[column], rule_value(fixed, mode) <= tolerance)
+
+
+def _narrowest_passing(widths: pd.Series, ok: pd.Series) -> int | None:
+    """The narrowest of ``widths`` (ascending) at which, and at every wider one, ``ok``
+    holds; None if the widest fails."""
     best = None
-    for w, good in zip(fixed[column].to_numpy()[::-1], ok[::-1]):
+    for w, good in zip(widths.to_numpy()[::-1], ok.to_numpy()[::-1]):
         if not good:
             break
         best = int(w)
@@ -492,13 +497,8 @@ def predicted_width(rows: pd.DataFrame, tolerance: float, column: str = "width"
     if "bound_max" not in rows or column not in rows:
         return None
     fixed = rows.dropna(subset=[column]).sort_values(column)
-    ok = ((fixed.bound_max <= tolerance) & (fixed.bound_unbounded == 0)).to_numpy()
-    best = None
-    for w, good in zip(fixed[column].to_numpy()[::-1], ok[::-1]):
-        if not good:
-            break
-        best = int(w)
-    return best
+    return _narrowest_passing(fixed[column],
+                              (fixed.bound_max <= tolerance) & (fixed.bound_unbounded == 0))
 
 
 def bound_defects(rows: pd.DataFrame) -> list:

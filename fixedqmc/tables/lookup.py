@@ -196,17 +196,13 @@ def make_lookup(base: int, unscale: bool):
             return y
         return either(y, horner(e, p_abc, k2 + first, u2), cross_x)
 
-    def piece(e, tab, s, r):
+    def value_of(e, tab, s, r):
         raise NotImplementedError("usable only inside numba-compiled kernels")
 
-    @overload(piece, inline="always")
-    def _ol_piece(e, tab, s, r):
+    @overload(value_of, inline="always")
+    def _ol_value_of(e, tab, s, r):  # the bound context follows a bin crossing
         return quadratic_bounded if is_bound_context(e) else quadratic
 
-    def value_of(e, tab, s, r):
-        return piece(e, tab, s, r)
-
-    value_of = njit(value_of, nogil=True, inline="always")
     if unscale:
         def lookup_in(e, tab, s, r):
             y = value_of(e, tab, s, r)

@@ -1,18 +1,20 @@
 """A user-defined system: non-interacting fermions in a 3D isotropic harmonic trap.
 
-Written through fixedqmc's public system protocol alone (``fixedqmc.qmc.system``), as a user
-would, and registered as the system kind ``trapped_fermions``: list this file under
-``plugins`` in a run input (``examples/trapped_fermions_vmc.toml``) and ``fixedqmc run``,
-``profile`` and ``sweep`` take it like a built-in system.
+Written through fixedqmc's public API alone, as a user would, and registered as the system
+kind ``trapped_fermions``: list this file under ``plugins`` in a run input
+(``examples/trapped_fermions_vmc.toml``) and ``fixedqmc run``, ``profile`` and ``sweep`` take
+it like a built-in system.  It is composed of Slater-Jastrow parts
+(:mod:`fixedqmc.systems.parts`): a determinant part over its orbital evaluator, one Jastrow
+part and a potential kernel.
 
 Hamiltonian (oscillator units: energies in hbar omega, lengths in sqrt(hbar / m omega))::
 
     H = sum_i [ -1/2 lap_i + 1/2 r_i**2 ]          (hbar**2 / 2m = 1/2)
 
-Trial function: one Slater determinant per spin of the lowest oscillator orbitals
-``phi_k(r) = P_k(r) exp(-alpha r**2 / 2)`` with the exact Hermite polynomials
-``P = 1 | x, y, z | 2x**2 - 1, 2y**2 - 1, 2z**2 - 1, xy, xz, yz`` (shells 0, 1, 2; the first
-``n_up`` / ``n_down`` of them), ``psi = det[phi_k(r_i)]_up det[phi_k(r_i)]_down``.
+Trial function: ``psi = det[P_k(r_i)]_up det[P_k(r_i)]_down exp(J)``, ``J = -alpha/2
+sum_i r_i**2``, with the exact Hermite polynomials ``P = 1 | x, y, z | 2x**2 - 1, 2y**2 - 1,
+2z**2 - 1, xy, xz, yz`` (shells 0, 1, 2; the first ``n_up`` / ``n_down`` of them): one Slater
+determinant per spin of the lowest oscillator orbitals ``P_k(r) exp(-alpha r**2 / 2)``.
 
 Exact results that make it a test bed for the engine:
 
@@ -22,13 +24,10 @@ Exact results that make it a test bed for the engine:
 * for any ``alpha`` the nodes of psi are those of ``det[P_k(r_i)]``, the exact nodes, so
   fixed-node DMC gives the exact energy from an approximate trial function.
 
-Per-walker state: the inverse of each spin's matrix ``M[i, k] = P_k(r_i)`` and
-``ln|det|`` with its sign; a single-particle move updates them by Sherman-Morrison
-(O(N**2)), ``recompute`` rebuilds them and reports ``||M M^-1 - I||``.
-
 Kernels (one source for every precision, ``fixedqmc.numerics.kernel``): ``potential``, the
 sum of squared coordinates ``sum_i r_i**2`` (variables ``x``, ``x2``, ``sum``); the
-determinants and derivatives run in float64 numpy.
+determinant part's ``determinant`` and the kinetic ``energy`` kernel; the polynomials and
+the Gaussian Jastrow factor are float64 NumPy.
 """
 
 from __future__ import annotations
@@ -42,7 +41,11 @@ from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_value, 
                                       chunk, chunk_bounds, load, mul, n_chunks, store)
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.registry import SystemPlugin, register_system
-from fixedqmc.qmc.system import Evaluation, Proposal, Units, Walkers
+from fixedqmc.qmc.system import Units
+from fixedqmc.systems.determinant_part import DeterminantPart
+from fixedqmc.systems.determinants import determinant_ranges, determinant_spec
+from fixedqmc.systems.parts import PartMove, PartValues
+from fixedqmc.systems.slater import SlaterJastrow, energy_spec
 
 UNITS = Units("hbar_omega", "a_ho", {"milli_hbar_omega": 1e3})
 MAX_ORBITALS = 10
@@ -77,28 +80,51 @@ def squares_kernel(ctx, x, out):
 
 
 # ------------------------------------------------------------------- the orbitals --
-def orbitals(r: np.ndarray, alpha: float, n: int):
-    """Polynomial parts of the first ``n`` orbitals at ``r`` (..., 3): values P (..., n),
-    gradients (..., n, 3) and ``lap P - 2 alpha r . grad P`` (..., n)."""
-    x, y, z = r[..., 0], r[..., 1], r[..., 2]
+def polynomials(r: np.ndarray, n: int):
+    """The first ``n`` polynomials at ``r`` (P, 3): values (P, n) and their gradients and
+    Laplacians (P, n, 4)."""
+    x, y, z = r[:, 0], r[:, 1], r[:, 2]
     one, zero = np.ones_like(x), np.zeros_like(x)
     p = [one, x, y, z, 2 * x * x - 1, 2 * y * y - 1, 2 * z * z - 1, x * y, x * z, y * z]
-    g = [(zero, zero, zero), (one, zero, zero), (zero, one, zero), (zero, zero, one),
-         (4 * x, zero, zero), (zero, 4 * y, zero), (zero, zero, 4 * z),
-         (y, x, zero), (z, zero, x), (zero, z, y)]
-    lap = [zero, zero, zero, zero, 4 * one, 4 * one, 4 * one, zero, zero, zero]
-    P = np.stack(p[:n], axis=-1)
-    G = np.stack([np.stack(gk, axis=-1) for gk in g[:n]], axis=-2)
-    T = np.stack(lap[:n], axis=-1) - 2 * alpha * np.einsum("...c,...kc->...k", r, G)
-    return P, G, T
+    d = [(zero, zero, zero, zero), (one, zero, zero, zero), (zero, one, zero, zero),
+         (zero, zero, one, zero), (4 * x, zero, zero, 4 * one), (zero, 4 * y, zero, 4 * one),
+         (zero, zero, 4 * z, 4 * one), (y, x, zero, zero), (z, zero, x, zero),
+         (zero, z, y, zero)]
+    return (np.stack(p[:n], axis=-1),
+            np.stack([np.stack(dk, axis=-1) for dk in d[:n]], axis=-2))
 
 
-class TrappedFermions:
-    """``n_up`` + ``n_down`` fermions in the trap (module docstring); implements the
-    system protocol."""
+class GaussianJastrow:
+    """The Jastrow part ``exp(J)``, ``J = -alpha/2 sum_i r_i**2`` (one-body, no state)."""
+
+    laplacian = "log"
+
+    def __init__(self, alpha: float):
+        self.alpha = alpha
+
+    def evaluate(self, ks, pos, step, state=None) -> PartValues:
+        r2 = np.sum(pos * pos, axis=-1)
+        return PartValues(-0.5 * self.alpha * r2.sum(axis=1), None, -self.alpha * pos,
+                          np.full(r2.shape, -3.0 * self.alpha))
+
+    def propose(self, ks, pos, state, i, new, step, grad=True) -> PartMove:
+        old = pos[:, i]
+        dj = -0.5 * self.alpha * (np.sum(new * new, axis=1) - np.sum(old * old, axis=1))
+        return PartMove(dj, None, -self.alpha * new if grad else None)
+
+    def accept(self, ks, state, i, mask, move) -> None:
+        pass
+
+    def recompute(self, ks, pos, step, state=None):
+        return {}, {}
+
+
+class TrappedFermions(SlaterJastrow):
+    """``n_up`` + ``n_down`` fermions in the trap (module docstring): the determinant part
+    over :func:`polynomials`, the Gaussian Jastrow part and the trap's potential."""
 
     units = UNITS
-    hbar2_2m = 0.5
+    profile_step = 0.5  # the Gaussian step (a_ho) of the profiling sweep's moves
 
     def __init__(self, n_up: int, n_down: int, alpha: float = 1.0, precision="float64", *,
                  ranges=None, seed: int = 0, spread: float = 0.8):
@@ -107,122 +133,41 @@ class TrappedFermions:
         self.alpha = float(alpha)
         self.spread = float(spread)
         total = 3.0 * self.n_particles * X_MAX ** 2
-        spec = KernelSpec("potential", POTENTIAL.variables[:2] + (
-            Variable("sum", 0.0, total, "sum of squares"),))
-        self.kernels = {"potential": spec}
+        self.kernels = {
+            "potential": KernelSpec("potential", POTENTIAL.variables[:2] + (
+                Variable("sum", 0.0, total, "sum of squares"),)),
+            "determinant": determinant_spec(determinant_ranges(
+                2 * X_MAX ** 2, 4 * X_MAX, 1e3, max(max(self.n), 1))),
+            "energy": energy_spec(1e4, 1e3, self.n_particles)}
         self.ks = KernelSet(self.kernels, precision, ranges=ranges, seed=seed)
         self.log = self.ks.log
+        super().__init__(DeterminantPart(self.n, self._orbitals),
+                         (GaussianJastrow(self.alpha),), self._potential)
 
     @property
     def exact_energy(self) -> float:
         """The ground-state energy (hbar omega): the occupied orbital energies."""
         return float(sum(np.sum(SHELL[:m] + 1.5) for m in self.n))
 
-    # -- helpers ------------------------------------------------------------------------
-    def _spins(self):
-        """(spin, first particle, count) of each non-empty spin."""
-        return [(s, 0 if s == 0 else self.n[0], m) for s, m in enumerate(self.n) if m]
+    def _orbitals(self, ks, pts, s, derivs, step):
+        values, d = polynomials(pts, self.n[s])
+        return values, d if derivs else None
 
-    def _spin_of(self, i: int):
-        return (0, i) if i < self.n[0] else (1, i - self.n[0])
-
-    def _fresh(self, pos: np.ndarray) -> dict:
-        state = {"ln_det": np.zeros(pos.shape[0]), "sign": np.ones(pos.shape[0])}
-        for s, first, m in self._spins():
-            M = orbitals(pos[:, first:first + m], self.alpha, m)[0]
-            sign, ln_det = np.linalg.slogdet(M)
-            with np.errstate(divide="ignore"):
-                state[f"inv{s}"] = np.linalg.inv(np.where(sign[:, None, None] == 0,
-                                                          np.eye(m), M))
-            state["ln_det"] += ln_det
-            state["sign"] *= sign
-        return state
-
-    def _potential(self, pos: np.ndarray, step: int) -> np.ndarray:
+    def _potential(self, ks, pos, step) -> dict:
         nw = pos.shape[0]
-        x = self.ks.encode("potential", "x", pos.reshape(nw, -1), step)
-        out = np.zeros(nw, self.ks["potential"].dtype)
-        ctx = self.ks.context("potential", step)
+        x = ks.encode("potential", "x", pos.reshape(nw, -1), step)
+        out = np.zeros(nw, ks["potential"].dtype)
+        ctx = ks.context("potential", step)
         squares_kernel(ctx, x, out)
-        self.ks.report("potential", ctx)
-        return 0.5 * self.ks.decode("potential", "sum", out)
+        ks.report("potential", ctx)
+        return {"potential": 0.5 * ks.decode("potential", "sum", out)}
 
-    # -- the protocol -------------------------------------------------------------------
     def initial_positions(self, n_walkers: int, rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0.0, self.spread, (n_walkers, self.n_particles, 3))
 
     @staticmethod
     def wrap(positions: np.ndarray) -> np.ndarray:
         return positions  # open boundaries
-
-    def evaluate(self, walkers: Walkers, *, step: int = 0) -> Evaluation:
-        pos = walkers.positions
-        state = walkers.state if walkers.state else self._fresh(pos)
-        r2 = np.sum(pos * pos, axis=-1)
-        grad = -self.alpha * pos
-        lap = np.broadcast_to(self.alpha ** 2 * r2 - 3 * self.alpha, r2.shape).copy()
-        for s, first, m in self._spins():
-            P, G, T = orbitals(pos[:, first:first + m], self.alpha, m)
-            inv = state[f"inv{s}"]  # (nw, k, i)
-            grad[:, first:first + m] += np.einsum("wikc,wki->wic", G, inv)
-            lap[:, first:first + m] += np.einsum("wik,wki->wi", T, inv)
-        ln_psi = state["ln_det"] - 0.5 * self.alpha * r2.sum(axis=1)
-        kinetic = -self.hbar2_2m * lap.sum(axis=1)
-        zero = state["sign"] == 0
-        return Evaluation(np.where(zero, -np.inf, ln_psi), state["sign"].copy(), grad,
-                          {"potential": self._potential(pos, step), "kinetic": kinetic},
-                          zero.astype(np.int64), state)
-
-    def propose(self, walkers: Walkers, i: int, new, *, step: int = 0, grad: bool = True
-                ) -> Proposal:
-        s, j = self._spin_of(i)
-        inv = walkers.state[f"inv{s}"]
-        new = np.asarray(new, np.float64)
-        P, G, _ = orbitals(new, self.alpha, self.n[s])
-        col = inv[:, :, j]  # (nw, k)
-        ratio = np.einsum("wk,wk->w", P, col)
-        old = walkers.positions[:, i]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_ratio = np.log(np.abs(ratio)) - 0.5 * self.alpha * (
-                np.sum(new * new, axis=1) - np.sum(old * old, axis=1))
-            g = (np.einsum("wkc,wk->wc", G, col) / ratio[:, None] - self.alpha * new
-                 if grad else None)
-        return Proposal(new, log_ratio, np.sign(ratio), g,
-                        (ratio == 0).astype(np.int64), (P, ratio))
-
-    def accept(self, walkers: Walkers, i: int, mask, proposal: Proposal) -> None:
-        s, j = self._spin_of(i)
-        P, ratio = proposal.saved
-        m = np.asarray(mask, bool)
-        walkers.positions[m, i] = proposal.new[m]
-        inv = walkers.state[f"inv{s}"][m]
-        u_inv = np.einsum("wk,wkl->wl", P[m], inv)
-        u_inv[:, j] -= 1.0
-        inv -= np.einsum("wk,wl->wkl", inv[:, :, j], u_inv) / ratio[m, None, None]
-        walkers.state[f"inv{s}"][m] = inv
-        walkers.state["ln_det"][m] += np.log(np.abs(ratio[m]))
-        walkers.state["sign"][m] *= np.sign(ratio[m])
-
-    def recompute(self, walkers: Walkers, *, step: int = 0) -> dict:
-        """Fresh inverses; returns the largest ``|M M^-1 - I|`` of the updated ones."""
-        pos = walkers.positions
-        err = 0.0
-        for s, first, m in self._spins():
-            M = orbitals(pos[:, first:first + m], self.alpha, m)[0]
-            err = max(err, float(np.max(np.abs(M @ walkers.state[f"inv{s}"] - np.eye(m)))))
-        walkers.state = self._fresh(pos)
-        return {"inverse_error": err}
-
-    def profile(self, positions, *, step: int = 0) -> dict:
-        ks = self.ks.profiling()
-        pos = np.asarray(positions, np.float64)
-        x = ks.encode("potential", "x", pos.reshape(pos.shape[0], -1), step)
-        ctx = ks.context("potential", step)
-        squares_kernel(ctx, x, np.zeros(pos.shape[0], ks["potential"].dtype))
-        return {"potential": ks.stats("potential", ctx, {"x": pos})}
-
-    def formats(self) -> dict:
-        return self.ks.formats()
 
 
 # ------------------------------------------------------------------ registration --

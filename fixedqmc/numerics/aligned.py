@@ -58,3 +58,17 @@ def take(a: np.ndarray, index) -> np.ndarray:
     out = empty((index.size,) + a.shape[1:], a.dtype)
     np.take(a, index, axis=0, out=out)
     return out
+
+
+class Scratch:
+    """Kernels' scratch arrays, made once per key and reused by every call."""
+
+    def __init__(self):
+        self._arrays: dict = {}
+
+    def get(self, key, make):
+        """The arrays of ``key`` (a kernel's name, word types and sizes), made by ``make()``
+        at the first call: kernels write every scratch element before they read it."""
+        if key not in self._arrays:
+            self._arrays[key] = make()
+        return self._arrays[key]

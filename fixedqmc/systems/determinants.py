@@ -29,7 +29,8 @@ from numba import njit, prange
 from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array, acc_array_add,
                                       acc_array_clear, acc_array_value, acc_fits, acc_value,
                                       acc_zero, at, chunk, chunk_bounds, const, events, is_quiet,
-                                      load, mul, n_chunks, quiet, store, sub)
+                                      load, mul, n_chunks, quiet, store, sub,
+                                      symmetric_range as sym)
 from fixedqmc.numerics.kernel_ops import div
 
 #: Variables of the ``determinant`` kernel (ranges are set by the system that uses it).
@@ -53,6 +54,21 @@ def determinant_spec(ranges: dict) -> KernelSpec:
     """The ``determinant`` kernel with declared ``ranges`` ``{variable: (lo, hi)}``."""
     return KernelSpec("determinant", tuple(Variable(n, *ranges[n], doc)
                                            for n, doc in DETERMINANT_VARIABLES))
+
+
+def determinant_ranges(row_max: float, grow_max: float, grad_max: float, n_max: int,
+                       inv_scale: float = 64.0) -> dict:
+    """Declared ranges ``{variable: (lo, hi)}`` of the ``determinant`` kernel for orbital
+    values up to ``row_max``, orbital derivatives up to ``grow_max``, gradients at proposed
+    positions up to ``grad_max`` (1/length) and spins of at most ``n_max`` particles.
+    Inverse elements are allowed up to ``inv_scale n_max`` and ratios up to 64: a walker
+    closer to a node than that overflows in narrow fixed formats."""
+    inv = inv_scale * n_max
+    return {"row": sym(row_max), "inv": sym(inv), "prod": sym(row_max * inv),
+            "ratio": sym(64), "grow": sym(grow_max), "gprod": sym(grow_max * inv),
+            "gsum": sym(grow_max * inv * n_max), "grad": sym(grad_max),
+            "u": sym(row_max * inv * n_max), "uq": sym(row_max * inv * n_max),
+            "corr": sym(row_max * inv ** 2 * n_max)}
 
 
 def fresh_inverse(M: np.ndarray):

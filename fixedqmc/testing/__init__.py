@@ -2,7 +2,9 @@
 
 :func:`check_system` (:mod:`fixedqmc.testing.system_check`) checks any system against the
 system protocol: finite-difference gradients and Laplacians, move ratios, masked accepts,
-incremental updates, walker-order and thread-count independence and ``wrap``.
+incremental updates, walker-order and thread-count independence and ``wrap``;
+:func:`check_part` (:mod:`fixedqmc.testing.part_check`) checks one part of a Slater-Jastrow
+trial function alone (:mod:`fixedqmc.systems.parts`) in the same way.
 
 :func:`assert_within_bound` (:mod:`fixedqmc.testing.bounds`) runs a kernel at a precision
 and in the bound context and fails, naming the worst element, if a measured error exceeds
@@ -18,6 +20,7 @@ walker positions).  hypothesis is an optional dependency (``pip install hypothes
 """
 
 from fixedqmc.testing.bounds import assert_system_within_bound, assert_within_bound
+from fixedqmc.testing.part_check import check_part
 from fixedqmc.testing.system_check import check_system
 
-__all__ = ["assert_system_within_bound", "assert_within_bound", "check_system"]
+__all__ = ["assert_system_within_bound", "assert_within_bound", "check_part", "check_system"]

@@ -22,6 +22,8 @@ are piecewise quadratics with kinks at bin edges) and positions where psi != 0.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from fixedqmc.qmc.system import Walkers, check_protocol
@@ -31,7 +33,9 @@ def _fresh(system, pos, step=0):
     return system.evaluate(Walkers(np.array(pos, np.float64), None), step=step)
 
 
-def _close(name, got, want, rtol, atol) -> float:
+def assert_close(name, got, want, rtol, atol) -> float:
+    """``|got - want| <= atol + rtol |want|`` elementwise, else an ``AssertionError`` naming
+    ``name`` and the worst element; returns the largest ``|got - want|``."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     err = np.abs(got - want)
     ok = err <= atol + rtol * np.abs(want)
@@ -43,10 +47,45 @@ def _close(name, got, want, rtol, atol) -> float:
     return float(err.max()) if err.size else 0.0
 
 
-def _state_equal(a: dict, b: dict, rtol: float, atol: float, what: str) -> None:
+def assert_state_equal(a: dict, b: dict, rtol: float, atol: float, what: str) -> None:
+    """Two per-walker states with the same keys and close arrays (:func:`assert_close`)."""
     assert set(a) == set(b), f"{what}: state keys {sorted(a)} != {sorted(b)}"
     for k in a:
-        _close(f"{what}: state[{k!r}]", a[k], b[k], rtol, atol)
+        assert_close(f"{what}: state[{k!r}]", a[k], b[k], rtol, atol)
+
+
+@dataclass
+class FiniteDifferences:
+    """Central fourth-order finite differences of a function of positions (n_w, N, 3):
+    ``grad`` (n_w, N, 3) and per-particle Laplacians ``lap`` (n_w, N) at step h, with
+    error estimates ``grad_error``, ``lap_error`` (3x the truncation error estimated from
+    the same stencils at 2h, Richardson; large only near a node)."""
+
+    grad: np.ndarray
+    lap: np.ndarray
+    grad_error: np.ndarray
+    lap_error: np.ndarray
+
+
+def finite_differences(f, pos: np.ndarray, f0: np.ndarray, h: float) -> FiniteDifferences:
+    """:class:`FiniteDifferences` of ``f`` (positions -> (n_w,)) at ``pos``, ``f0 = f(pos)``."""
+    nw, n, _ = pos.shape
+    grad = {1: np.empty_like(pos), 2: np.empty_like(pos)}
+    lap = {1: np.zeros((nw, n)), 2: np.zeros((nw, n))}
+    f_at = {}
+    for i in range(n):
+        for c in range(3):
+            for k in (-4, -2, -1, 1, 2, 4):
+                d = np.zeros_like(pos)
+                d[:, i, c] = k * h
+                f_at[k] = f(pos + d)
+            for m in (1, 2):
+                grad[m][:, i, c] = (8 * (f_at[m] - f_at[-m])
+                                    - (f_at[2 * m] - f_at[-2 * m])) / (12 * m * h)
+                lap[m][:, i] += (16 * (f_at[m] + f_at[-m]) - (f_at[2 * m] + f_at[-2 * m])
+                                 - 30 * f0) / (12 * (m * h) ** 2)
+    return FiniteDifferences(grad[1], lap[1], 3 * np.abs(grad[1] - grad[2]) / 15,
+                             3 * np.abs(lap[1] - lap[2]) / 15)
 
 
 def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6,
@@ -67,29 +106,14 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
     assert set(np.unique(ev.sign)) <= {-1.0, 1.0}, f"sign must be +-1, got {np.unique(ev.sign)}"
     assert "kinetic" in ev.parts, f"parts must include 'kinetic'; got {sorted(ev.parts)}"
 
-    # 1-2: finite differences of ln|psi| (central, fourth order in h); the tolerance adds
-    # 3x the truncation error estimated from the same stencils at 2h (Richardson), which
-    # matters only near a node, where ln|psi| has large derivatives
-    f = {}
-    grad_fd = {1: np.empty_like(pos), 2: np.empty_like(pos)}
-    lap_fd = {1: np.zeros(nw), 2: np.zeros(nw)}
-    for i in range(n):
-        for c in range(3):
-            for k in (-4, -2, -1, 1, 2, 4):
-                d = np.zeros_like(pos)
-                d[:, i, c] = k * h
-                f[k] = _fresh(system, pos + d).ln_psi
-            for m in (1, 2):
-                grad_fd[m][:, i, c] = (8 * (f[m] - f[-m]) - (f[2 * m] - f[-2 * m])) / (12 * m * h)
-                lap_fd[m] += (16 * (f[m] + f[-m]) - (f[2 * m] + f[-2 * m])
-                              - 30 * ev.ln_psi) / (12 * (m * h) ** 2)
-    g_err = 3 * np.abs(grad_fd[1] - grad_fd[2]) / 15
-    out["grad"] = _close("grad ln|psi| vs finite differences", ev.grad, grad_fd[1], grad_tol,
-                         grad_tol + g_err)
+    # 1-2: finite differences of ln|psi|
+    fd = finite_differences(lambda x: _fresh(system, x).ln_psi, pos, ev.ln_psi, h)
+    out["grad"] = assert_close("grad ln|psi| vs finite differences", ev.grad, fd.grad,
+                         grad_tol, grad_tol + fd.grad_error)
     g2 = np.sum(ev.grad ** 2, axis=(1, 2))
-    kin_fd = -system.hbar2_2m * (lap_fd[1] + g2)
-    k_err = 3 * system.hbar2_2m * np.abs(lap_fd[1] - lap_fd[2]) / 15
-    out["kinetic"] = _close("kinetic energy vs finite-difference Laplacian", ev.kinetic,
+    kin_fd = -system.hbar2_2m * (fd.lap.sum(axis=1) + g2)
+    k_err = system.hbar2_2m * fd.lap_error.sum(axis=1)
+    out["kinetic"] = assert_close("kinetic energy vs finite-difference Laplacian", ev.kinetic,
                             kin_fd, lap_tol, lap_tol + k_err)
 
     # 3: a proposed move against two full evaluations
@@ -100,12 +124,12 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
     moved = pos.copy()
     moved[:, i] = new
     ev_new = _fresh(system, moved)
-    out["ratio"] = _close("propose log|ratio| vs full evaluations", prop.log_ratio,
+    out["ratio"] = assert_close("propose log|ratio| vs full evaluations", prop.log_ratio,
                           ev_new.ln_psi - ev.ln_psi, ratio_tol, ratio_tol)
     assert np.array_equal(prop.sign, ev_new.sign * ev.sign), \
         "propose sign != sign(psi') sign(psi) of full evaluations"
     if prop.grad is not None:
-        out["proposal_grad"] = _close("propose gradient vs full evaluation", prop.grad,
+        out["proposal_grad"] = assert_close("propose gradient vs full evaluation", prop.grad,
                                       ev_new.grad[:, i], ratio_tol, ratio_tol)
     bare = system.propose(walkers, i, new, grad=False)  # what Metropolis VMC asks for
     assert np.array_equal(bare.log_ratio, prop.log_ratio) and np.array_equal(
@@ -131,15 +155,15 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
         system.accept(walkers, j, (p.outside == 0) & np.isfinite(p.log_ratio), p)
     inc = system.evaluate(walkers)
     fresh = _fresh(system, walkers.positions)
-    out["update_ln_psi"] = _close("ln|psi| after incremental updates vs fresh", inc.ln_psi,
+    out["update_ln_psi"] = assert_close("ln|psi| after incremental updates vs fresh", inc.ln_psi,
                                   fresh.ln_psi, update_tol, update_tol)
-    out["update_energy"] = _close("local energy after incremental updates vs fresh",
+    out["update_energy"] = assert_close("local energy after incremental updates vs fresh",
                                   inc.local_energy, fresh.local_energy, update_tol, update_tol)
     assert np.array_equal(inc.sign, fresh.sign), "sign after incremental updates != fresh"
     diag = system.recompute(walkers)
     assert isinstance(diag, dict), f"recompute must return a dict, got {type(diag).__name__}"
     if fresh.state:
-        _state_equal(walkers.state, fresh.state, update_tol, update_tol, "recompute")
+        assert_state_equal(walkers.state, fresh.state, update_tol, update_tol, "recompute")
 
     # 6: walker order and thread count
     perm = rng.permutation(nw)
@@ -159,6 +183,6 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
 
     # 7: wrap
     shifted = pos + rng.uniform(-0.5, 0.5, (nw, 1, 3))
-    out["wrap"] = _close("ln|psi| of wrapped positions", _fresh(system, system.wrap(
+    out["wrap"] = assert_close("ln|psi| of wrapped positions", _fresh(system, system.wrap(
         shifted)).ln_psi, _fresh(system, shifted).ln_psi, ratio_tol, ratio_tol)
     return out

@@ -1,4 +1,4 @@
-"""A user-defined system through the public protocol alone (examples/trapped_fermions.py,
+"""A user-defined system through the public API alone (examples/trapped_fermions.py,
 loaded from a TOML input's ``plugins``): VMC, DMC, fixed-node DMC, profile and sweep reach
 the exact energies (oscillator units, hbar omega)."""
 
@@ -82,8 +82,11 @@ def test_profile_and_sweep_of_a_user_system(tmp_path, capsys):
     assert d[0] > 1e-3 and d[2] < 1e-9  # ... from a real shift at 12 bits to nothing at 44
     assert res.summary["energy_unit"] == "hbar_omega"
     assert t[t.precision == "float32"].paired_diff.abs().iloc[0] < 1e-4
-    # a system without operation counts (an optional protocol member): no costs, said
-    assert res.summary["cost_model"] is None and "cost_dsp" not in t
+    # composed of Slater-Jastrow parts, the user's system counts its operations: every
+    # fixed point has a cost, wider ones more
+    assert res.summary["cost_model"] is not None
+    dsp = fixed.cost_dsp.to_numpy()
+    assert np.all(dsp > 0) and dsp[0] <= dsp[2]
     toml = tmp_path / "in.toml"
     toml.write_text(TOML.read_text().replace('output = "results/trapped_fermions"',
                                              f'output = "{tmp_path / "prof"}"'))
@@ -112,9 +115,12 @@ def test_walker_state_travels_with_dmc_branching_and_checkpoints(tmp_path):
 
 
 def test_tune_of_a_system_without_operation_counts_is_refused(tmp_path):
-    """Plans are priced from the counted operations: a system without them is named."""
+    """Plans are priced from the counted operations: a system without them is named (the
+    example, composed of Slater-Jastrow parts, counts them; a copy made not to)."""
+    cfg = inputs(tmp_path, "tu")
+    copy = tmp_path / EXAMPLE.name
+    copy.write_text(copy.read_text() + "\nTrappedFermions.operation_counts = None\n")
     with pytest.raises(FixedQMCError, match="'trapped_fermions' does not count its "
                                             "operations.*tune needs them"):
-        tune(overrides=inputs(tmp_path, "tu"), tolerance=1e-3, kernels="potential",
-             workers=1, progress=False)
+        tune(overrides=cfg, tolerance=1e-3, kernels="potential", workers=1, progress=False)
     assert not (tmp_path / "tu" / "tune" / "reference.pkl").exists()

@@ -14,15 +14,19 @@ accumulator ``r2``), ``inv_r = rsqrt(r2)``, ``r = r2 inv_r``, ``den = 1 + b r``,
 dur d`` summed per electron in order of j (``grad``, a running sum rounded at every step),
 Laplacian terms ``lterm = 2 dur inv_den`` (accumulator ``lap``), and ``J`` (accumulator
 ``sum``).  A single-electron move needs O(N) work and no per-walker state.
+
+:class:`PadeJastrow` is the factor as a Jastrow part (:mod:`fixedqmc.systems.parts`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from fixedqmc.numerics.kernel import (acc_add, acc_value, acc_zero, add, at, chunk,
                                       chunk_bounds, const, load, mul, n_chunks, store, sub)
 from fixedqmc.numerics.kernel_ops import recip, rsqrt
+from fixedqmc.systems.parts import PartMove, PartValues
 
 JASTROW_VARIABLES = (
     ("x", "an electron coordinate (bohr)"), ("d", "r_i - r_j component"), ("d2", "d**2"),
@@ -135,3 +139,46 @@ def jastrow_move_kernel(cj, pos, i, new, n_up, a_par, a_anti, b, out):
     ``new`` are ``jastrow.x`` words."""
     for k in prange(n_chunks(cj, pos.shape[0])):
         _move_chunk(cj, k, pos, i, new, n_up, a_par, a_anti, b, out)
+
+
+class PadeJastrow:
+    """``exp(J)`` with the cusp-condition ``a`` (1/4 parallel, 1/2 antiparallel spins; the
+    first ``n_up`` electrons spin up) and range ``b`` (1/bohr), as a Jastrow part
+    (:mod:`fixedqmc.systems.parts`, ``laplacian = "log"``) whose kernel is the kernel set's
+    ``jastrow``; no per-walker state."""
+
+    laplacian = "log"
+    a_parallel, a_antiparallel = 0.25, 0.5
+
+    def __init__(self, n_up: int, b: float):
+        self.n_up, self.b = int(n_up), float(b)
+
+    def evaluate(self, ks, pos, step: int, state=None) -> PartValues:
+        """J (n_w,), grad_i J (n_w, N, 3), lap_i J (n_w, N) of walkers ``pos`` (n_w, N, 3)."""
+        cj = ks.context("jastrow", step)
+        dt = ks["jastrow"].dtype
+        nw, n = pos.shape[:2]
+        out_s, out_g, out_l = np.zeros((nw, 1), dt), np.zeros((nw, n, 3), dt), np.zeros((nw, n), dt)
+        jastrow_kernel(cj, ks.encode("jastrow", "x", pos, step), self.n_up, self.a_parallel,
+                       self.a_antiparallel, self.b, out_s, out_g, out_l)
+        ks.report("jastrow", cj)
+        return PartValues(ks.decode("jastrow", "sum", out_s[:, 0]), None,
+                          ks.decode("jastrow", "grad", out_g), ks.decode("jastrow", "lap", out_l))
+
+    def propose(self, ks, pos, state, i: int, new, step: int, grad: bool = True) -> PartMove:
+        """The change of J when electron ``i`` moves to ``new`` (n_w, 3) and grad_i J there."""
+        cj = ks.context("jastrow", step)
+        out = np.zeros((new.shape[0], 5), ks["jastrow"].dtype)
+        jastrow_move_kernel(cj, ks.encode("jastrow", "x", pos, step), i,
+                            ks.encode("jastrow", "x", new, step), self.n_up, self.a_parallel,
+                            self.a_antiparallel, self.b, out)
+        ks.report("jastrow", cj)
+        return PartMove(ks.decode("jastrow", "sum", out[:, 1])
+                        - ks.decode("jastrow", "sum", out[:, 0]), None,
+                        ks.decode("jastrow", "grad", out[:, 2:]) if grad else None)
+
+    def accept(self, ks, state, i: int, mask, move: PartMove) -> None:
+        """Nothing to update: the factor keeps no state."""
+
+    def recompute(self, ks, pos, step: int, state=None) -> tuple[dict, dict]:
+        return {}, {}

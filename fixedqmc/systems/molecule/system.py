@@ -19,10 +19,13 @@ Every kernel of :mod:`fixedqmc.systems.molecule.kernels` and the ``determinant``
 and ``jastrow`` when there is one).
 Values pass between kernels as float64 (exact for words of at most 53 bits).
 
-Per-walker state: per spin ``s`` the inverse Slater matrix ``inv{s}`` (words of the
-determinant kernel), and ``ln_det``, ``sign`` of the product of determinants: the
-determinant part of the protocol and the kinetic ``energy`` kernel are those of
-:class:`fixedqmc.systems.slater.SlaterJastrow`, shared with the electron gas.
+The system composes (:class:`fixedqmc.systems.slater.SlaterJastrow`, shared with the
+electron gas) a :class:`~fixedqmc.systems.determinant_part.DeterminantPart` over its orbital
+evaluator (:meth:`Molecule._orbitals`), the Jastrow part
+:class:`~fixedqmc.systems.molecule.jastrow.PadeJastrow` when there is one, and the Coulomb
+Hamiltonian (:meth:`Molecule._potential`).  Per-walker state: the determinant part's (per
+spin ``s`` the inverse Slater matrix ``inv{s}`` in words of the determinant kernel, and
+``ln_det``, ``sign`` of the product of determinants).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable, symmetric_r
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Units
 from fixedqmc.systems import determinants as det
+from fixedqmc.systems.determinant_part import DeterminantPart
 from fixedqmc.systems.molecule import jastrow as J
 from fixedqmc.systems.molecule import kernels as K
 from fixedqmc.systems.molecule.basis import GaussianBasis, basis_from_mole, evaluate_numpy
@@ -81,7 +85,10 @@ class Molecule(SlaterJastrow):
                             runtime=not specialise)
         self.log = self.ks.log
         self._basis_args = _basis_args(b)
+        self._scratch = aligned.Scratch()
         self._nn = self._nuclear_repulsion(self.ks)
+        jastrows = () if jastrow_b is None else (J.PadeJastrow(self.n[0], self.jastrow_b),)
+        super().__init__(DeterminantPart(self.n, self._orbitals), jastrows, self._potential)
 
     # -- kernels ------------------------------------------------------------------------
     def _nuclear_repulsion(self, ks) -> float:
@@ -97,7 +104,7 @@ class Molecule(SlaterJastrow):
         P, n_cart, n_mo = pts.shape[0], self.basis.n_cart, self.mo[s].shape[0]
         ctxs = tuple(ks.context(k, step) for k in ORBITAL_KERNELS)
         da, dm, dg = (ks[k].dtype for k in ("contraction", "orbitals", "derivatives"))
-        scratch = self._scratch(("orbitals", da, dm, dg), lambda: (  # per chunk
+        scratch = self._scratch.get(("orbitals", da, dm, dg), lambda: (  # per chunk
             aligned.empty((N_CHUNKS, n_cart), da), aligned.empty((N_CHUNKS, n_cart, 4), da),
             aligned.empty((N_CHUNKS, n_cart), dm), aligned.empty((N_CHUNKS, n_cart, 4), dg),
             aligned.empty((N_CHUNKS, n_cart), np.int64)))
@@ -146,33 +153,6 @@ class Molecule(SlaterJastrow):
     def wrap(positions: np.ndarray) -> np.ndarray:
         return positions  # open boundaries
 
-    def _jastrow(self, ks, pos, step):
-        """J (n_w,), grad_i J (n_w, N, 3), lap_i J (n_w, N); None without a Jastrow."""
-        if self.jastrow_b is None:
-            return None
-        cj = ks.context("jastrow", step)
-        dt = ks["jastrow"].dtype
-        nw, n = pos.shape[:2]
-        out_s, out_g, out_l = np.zeros((nw, 1), dt), np.zeros((nw, n, 3), dt), np.zeros((nw, n), dt)
-        J.jastrow_kernel(cj, ks.encode("jastrow", "x", pos, step), self.n[0], 0.25, 0.5,
-                         self.jastrow_b, out_s, out_g, out_l)
-        ks.report("jastrow", cj)
-        return (ks.decode("jastrow", "sum", out_s[:, 0]), ks.decode("jastrow", "grad", out_g),
-                ks.decode("jastrow", "lap", out_l))
-
-    def _jastrow_move(self, ks, pos, i, new, step):
-        """The change of J when electron ``i`` moves to ``new`` and grad_i J there."""
-        if self.jastrow_b is None:
-            return None
-        cj = ks.context("jastrow", step)
-        out = np.zeros((new.shape[0], 5), ks["jastrow"].dtype)
-        J.jastrow_move_kernel(cj, ks.encode("jastrow", "x", pos, step), i,
-                              ks.encode("jastrow", "x", new, step), self.n[0], 0.25, 0.5,
-                              self.jastrow_b, out)
-        ks.report("jastrow", cj)
-        return (ks.decode("jastrow", "sum", out[:, 1]) - ks.decode("jastrow", "sum", out[:, 0]),
-                ks.decode("jastrow", "grad", out[:, 2:]))
-
     def _potential(self, ks, pos, step):
         """Coulomb energies by part (hartree)."""
         cv = ks.context("coulomb", step)
@@ -190,7 +170,7 @@ class Molecule(SlaterJastrow):
         (:meth:`SlaterJastrow._profile_sweep`)."""
         ks = self.ks.profiling()
         self._nuclear_repulsion(ks)
-        return self._profile_sweep(ks, positions, self._profile_step(), step)
+        return self._profile_sweep(ks, positions, self.profile_step, step)
 
     def _stored_arrays(self) -> list:
         """The MO coefficients of both spins, once as the values' and once as the
@@ -200,10 +180,8 @@ class Molecule(SlaterJastrow):
         return [{"kernel": k, "array": "mo_coefficients", "entries": entries,
                  "variable": "coeff"} for k in ("orbitals", "derivatives")]
 
-    @staticmethod
-    def _profile_step() -> float:
-        """The Gaussian step (bohr) of the profiling sweep's moves."""
-        return 0.3
+    #: The Gaussian step (bohr) of the profiling sweep's moves.
+    profile_step = 0.3
 
 
 # ---------------------------------------------------------------- declared ranges --
@@ -251,7 +229,6 @@ def declared_kernels(b: GaussianBasis, mo: list, n: tuple, jastrow_b: float | No
                        np.abs(lp @ c.T).max(initial=0.0)) for c in mo)
     term = cm * max(ao_max, dao_max)
     n_e, n_max = sum(n), max(max(n), 1)
-    inv_max = 64.0 * n_max
     span = 2 * x_max
     ranges = {
         "distance": {"x": sym(x_max), "nucleus": sym(np.abs(b.coords).max()),
@@ -293,16 +270,11 @@ def declared_kernels(b: GaussianBasis, mo: list, n: tuple, jastrow_b: float | No
             "u": (0, 0.5 / jastrow_b), "sum": (0, 0.25 * n_e ** 2 / jastrow_b),
             "inv_den2": (0, 1), "du": (0, 0.5), "dur": (0, 5e2), "g": sym(5e2),
             "grad": sym(5e2 * n_e), "lterm": (0, 1e3), "lap": (0, 1e3 * n_e)}
-    det_r = {"row": sym(mo_v), "inv": sym(inv_max), "prod": sym(mo_v * inv_max),
-             "ratio": sym(64), "grow": sym(mo_d), "gprod": sym(mo_d * inv_max),
-             "gsum": sym(mo_d * inv_max * n_max), "grad": sym(1e3),
-             "u": sym(mo_v * inv_max * n_max), "uq": sym(mo_v * inv_max * n_max),
-             "corr": sym(mo_v * inv_max ** 2 * n_max)}
     variables = {"distance": K.DISTANCE_VARIABLES, "exp": K.EXP_VARIABLES,
                  "jastrow": J.JASTROW_VARIABLES,
                  "contraction": K.CONTRACTION_VARIABLES, "orbitals": K.ORBITALS_VARIABLES,
                  "derivatives": K.DERIVATIVES_VARIABLES, "coulomb": K.COULOMB_VARIABLES,
                  "energy": ENERGY_VARIABLES}
     out = {k: _spec(k, variables[k], ranges[k]) for k in ranges}
-    out["determinant"] = det.determinant_spec(det_r)
+    out["determinant"] = det.determinant_spec(det.determinant_ranges(mo_v, mo_d, 1e3, n_max))
     return out

@@ -27,27 +27,22 @@ Kernels, each at its own precision: ``orbitals`` (:mod:`.plane_waves`), ``determ
 (:mod:`.kernels`), plus those
 of a Jastrow factor.  Values pass between kernels as float64.
 
-Per-walker state: per spin ``s`` the inverse Slater matrix ``inv{s}`` (words of the
-determinant kernel), and ``ln_det``, ``sign`` of the product of determinants: the
-determinant part of the protocol is :class:`fixedqmc.systems.slater.SlaterJastrow`, shared
-with the molecules.
+The system composes (:class:`fixedqmc.systems.slater.SlaterJastrow`, shared with the
+molecules) a :class:`~fixedqmc.systems.determinant_part.DeterminantPart` over the plane-wave
+orbitals (:meth:`ElectronGas._orbitals`), the Jastrow factor's parts and the Ewald
+Hamiltonian (:meth:`ElectronGas._potential`).  Per-walker state: the determinant part's
+(per spin ``s`` the inverse Slater matrix ``inv{s}``, and ``ln_det``, ``sign``).
 
 2D cells: walkers keep the engine's (n_w, N, 3) positions; psi and the energy depend on
 ``x, y`` only, ``wrap`` puts every electron back into the cell and into the plane ``z = 0``
 (psi is independent of z, so a move's z component changes nothing and is undone at the next
 wrap; the z component of every gradient is zero).
 
-The Jastrow hook: an object (e.g. :class:`~.jastrow_eval.JastrowEvaluator`) with
+The Jastrow factor: an object (e.g. :class:`~.jastrow_eval.JastrowEvaluator`) with
 ``kernels`` (``{name: KernelSpec}``, added to the system's kernel set so the precision spec
-reaches them) and, positions in bohr of shape (n_w, N, dim) (dim = the cell's; the first
-``n_up`` electrons are spin up):
-
-``evaluate(positions, step, ks)``
-    an object with ``value`` (n_w,) J, ``grad`` (n_w, N, dim) grad_i J and ``lap`` (n_w, N)
-    lap_i J, its kernels run in the kernel set ``ks`` (the system's or its profiling copy);
-``move(positions, i, new, step, ks)``
-    ``(J(new) - J(old) (n_w,), grad_i J at new (n_w, dim))`` for a move of electron ``i``
-    to ``new`` (n_w, dim).
+reaches them), ``params`` (its :class:`~.jastrow.JastrowParameters`, for ``optimize``) and
+``parts()``, its Jastrow parts (:mod:`fixedqmc.systems.parts`: ``exp(u)`` and ``exp(p)``,
+each run in the system's kernel set).
 """
 
 from __future__ import annotations
@@ -61,7 +56,8 @@ from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Units
 from fixedqmc.systems import determinants as det
-from fixedqmc.systems.slater import ENERGY_VARIABLES, SlaterJastrow, energy_ranges
+from fixedqmc.systems.determinant_part import DeterminantPart
+from fixedqmc.systems.slater import SlaterJastrow, energy_spec
 from fixedqmc.systems.periodic import jastrow as J
 from fixedqmc.systems.periodic import plane_waves as PW
 from fixedqmc.systems.periodic.cell import Cell, heg_cell
@@ -72,9 +68,6 @@ from fixedqmc.systems.periodic.shells import Occupied, occupied
 
 HARTREE_EV = 27.211386245988  # CODATA 2018
 UNITS = Units("hartree", "bohr", {"millihartree": 1e3, "rydberg": 2.0, "eV": HARTREE_EV})
-#: Smallest |psi| ratio the declared determinant ranges allow for (inverse elements up to
-#: INV_SCALE n): walkers closer to a node than that overflow in narrow fixed formats.
-INV_SCALE = 64.0
 #: Declared ranges of the energy kernel: per-electron derivatives of ln|D| up to this many
 #: times the largest |k| (gradients) and |k|**2 (Laplacians).
 DERIV_SCALE = 1e3
@@ -117,6 +110,8 @@ class ElectronGas(SlaterJastrow):
                             runtime=not specialise)
         self.log = self.ks.log
         self._constant = sum(self.ewald.constants.values())
+        super().__init__(DeterminantPart(self.n, self._orbitals),
+                         () if jastrow is None else jastrow.parts(), self._potential)
 
     @classmethod
     def from_density(cls, n_electrons: int, r_s: float, *, dim: int = 3, shape=None,
@@ -131,22 +126,12 @@ class ElectronGas(SlaterJastrow):
         kmax = float(np.abs(big.kvecs).max(initial=0.0)) or 1.0
         k2 = float(np.sum(big.kvecs ** 2, axis=1).max(initial=0.0)) or 1.0
         dmax = max(kmax, k2)  # gradient components and Laplacians of the orbitals
-        n_max = max(max(self.n), 1)
-        inv_max = INV_SCALE * n_max
-        det_r = {"row": (-1, 1), "inv": (-inv_max, inv_max), "prod": (-inv_max, inv_max),
-                 "ratio": (-64, 64), "grow": (-dmax, dmax),
-                 "gprod": (-dmax * inv_max, dmax * inv_max),
-                 "gsum": (-dmax * inv_max * n_max, dmax * inv_max * n_max),
-                 "grad": (-DERIV_SCALE * kmax, DERIV_SCALE * kmax),
-                 "u": (-inv_max * n_max, inv_max * n_max),
-                 "uq": (-inv_max * n_max, inv_max * n_max),
-                 "corr": (-inv_max ** 2 * n_max, inv_max ** 2 * n_max)}
-        spec = {"orbitals": (PW.ORBITAL_VARIABLES, PW.orbital_ranges(big.gints, big.kvecs)),
-                "energy": (ENERGY_VARIABLES, energy_ranges(DERIV_SCALE * k2, DERIV_SCALE * kmax,
-                                                           self.n_particles))}
-        out = {name: KernelSpec(name, tuple(Variable(v, *r[v], doc) for v, doc in variables))
-               for name, (variables, r) in spec.items()}
-        out["determinant"] = det.determinant_spec(det_r)
+        r = PW.orbital_ranges(big.gints, big.kvecs)
+        out = {"orbitals": KernelSpec("orbitals", tuple(Variable(v, *r[v], doc)
+                                                        for v, doc in PW.ORBITAL_VARIABLES)),
+               "energy": energy_spec(DERIV_SCALE * k2, DERIV_SCALE * kmax, self.n_particles)}
+        out["determinant"] = det.determinant_spec(det.determinant_ranges(
+            1.0, dmax, DERIV_SCALE * kmax, max(max(self.n), 1)))
         out.update(self.ewald.kernels)
         return out
 
@@ -208,18 +193,6 @@ class ElectronGas(SlaterJastrow):
         return {"ewald_real": real, "ewald_recip": recip,
                 "ewald_constant": np.full(pos.shape[0], self._constant)}
 
-    def _jastrow(self, ks, pos, step):
-        if self.jastrow is None:
-            return None
-        jv = self.jastrow.evaluate(pos[..., :self.dim], step, ks)
-        return jv.value, pad3(jv.grad), jv.lap
-
-    def _jastrow_move(self, ks, pos, i, new, step):
-        if self.jastrow is None:
-            return None
-        dj, gj = self.jastrow.move(pos[..., :self.dim], i, new[:, :self.dim], step, ks)
-        return dj, pad3(gj)
-
     # -- linear parameters (fixedqmc optimize) ------------------------------------------
     def _jastrow_params(self):
         return None if self.jastrow is None else self.jastrow.params
@@ -265,14 +238,8 @@ class ElectronGas(SlaterJastrow):
         out[..., :self.dim] = self.cell.wrap(x[..., :self.dim])
         return out
 
-    def profile(self, positions, *, step: int = 0) -> dict:
-        """Ranges of every kernel variable in a float64 evaluation of ``positions`` and one
-        Metropolis sweep of single-electron moves (steps of r_s / 2) from them
-        (:meth:`SlaterJastrow._profile_sweep`)."""
-        pos = self.wrap(np.array(positions, np.float64))
-        return self._profile_sweep(self.ks.profiling(), pos, self._profile_step(), step)
-
-    def _profile_step(self) -> float:
+    @property
+    def profile_step(self) -> float:
         """The Gaussian step (bohr) of the profiling sweep's moves: r_s / 2."""
         return 0.5 * self.r_s
 

@@ -21,6 +21,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import check_int
 from fixedqmc.numerics.kernel import KernelSpec, Variable, symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
+from fixedqmc.systems.parts import PartMove, PartValues
 from fixedqmc.systems.periodic import jastrow_u_kernel as K
 from fixedqmc.systems.periodic import jastrow_p_kernel as PK
 from fixedqmc.systems.periodic.evaluator import lattice3, pad3
@@ -209,17 +210,34 @@ class JastrowEvaluator:
     def evaluate(self, positions, step: int = 0, ks: KernelSet | None = None) -> JastrowValues:
         """J, grad_i J, lap_i J and their u and p parts of walkers ``positions``
         (n_w, N, dim) (bohr)."""
+        us, ug, ul = self.term("jastrow_u", positions, step, ks)
+        ps, pg, pl = self.term("jastrow_p", positions, step, ks)
+        return JastrowValues(us, ug, ul, ps, pg, pl)
+
+    def term(self, name: str, positions, step: int = 0, ks: KernelSet | None = None):
+        """``(J, grad_i J, lap_i J)`` of the term ``name`` (``jastrow_u`` or ``jastrow_p``)
+        alone: (n_w,), (n_w, N, dim), (n_w, N)."""
         x, _ = check_positions(self.params, positions)
         f = self.fractional(x)
-        fnew = np.zeros((f.shape[0], 3))
-        us, ug, ul = self._run("jastrow_u", f, fnew, -1, step, ks)
-        ps, pg, pl = self._run("jastrow_p", f, fnew, -1, step, ks)
-        return JastrowValues(us[:, 0], ug, ul, ps[:, 0], pg, pl)
+        s, g, lap = self._run(name, f, np.zeros((f.shape[0], 3)), -1, step, ks)
+        return s[:, 0], g, lap
 
     def move(self, positions, i: int, new, step: int = 0, ks: KernelSet | None = None
              ) -> tuple[np.ndarray, np.ndarray]:
         """Electron i of each walker moved to ``new`` (n_w, dim): ``(J(new) - J(old) (n_w,),
         grad_i J at new (n_w, dim))`` in O(N n_G) work per walker."""
+        nw = np.shape(positions)[0]
+        delta = np.zeros(nw)
+        grad = np.zeros((nw, self.params.cell.dim))
+        for name in KERNELS:
+            s, g = self.term_move(name, positions, i, new, step, ks)
+            delta += s
+            grad += g
+        return delta, grad
+
+    def term_move(self, name: str, positions, i: int, new, step: int = 0,
+                  ks: KernelSet | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`move` of the term ``name`` alone."""
         x, _ = check_positions(self.params, positions)
         check_int("electron index i", i, 0)
         if i >= self.params.n_electrons:
@@ -229,15 +247,43 @@ class JastrowEvaluator:
         if new.shape != (x.shape[0], self.params.cell.dim) or not np.all(np.isfinite(new)):
             raise FixedQMCError(f"new positions must be finite, of shape ({x.shape[0]}, "
                                 f"{self.params.cell.dim}), got shape {new.shape}")
-        f = self.fractional(x)
-        fnew = np.ascontiguousarray(self.fractional(new))
-        delta = np.zeros(x.shape[0])
-        grad = np.zeros((x.shape[0], self.params.cell.dim))
-        for name in KERNELS:
-            s, g, _ = self._run(name, f, fnew, i, step, ks)
-            delta += s[:, 1] - s[:, 0]
-            grad += g[:, 0]
-        return delta, grad
+        s, g, _ = self._run(name, self.fractional(x), np.ascontiguousarray(self.fractional(new)),
+                            i, step, ks)
+        return s[:, 1] - s[:, 0], g[:, 0]
+
+    def parts(self) -> tuple:
+        """The Jastrow parts ``exp(u)`` and ``exp(p)`` (:class:`JastrowTerm`)."""
+        return tuple(JastrowTerm(self, name) for name in KERNELS)
 
     def formats(self) -> dict:
         return self.ks.formats()
+
+
+class JastrowTerm:
+    """One term of :class:`JastrowEvaluator` (``jastrow_u`` or ``jastrow_p``) as a Jastrow
+    part (:mod:`fixedqmc.systems.parts`) of a system whose positions are (n_w, N, 3) bohr
+    (2D cells: the z components are ignored, the gradients' are zero): ``exp(J)``, J the
+    term's sum over pairs, ``laplacian = "log"``; no per-walker state."""
+
+    laplacian = "log"
+
+    def __init__(self, evaluator: JastrowEvaluator, name: str):
+        if name not in KERNELS:
+            raise FixedQMCError(f"Jastrow term {name!r}: allowed {', '.join(KERNELS)}")
+        self.evaluator, self.name = evaluator, name
+        self.dim = evaluator.params.cell.dim
+
+    def evaluate(self, ks, pos, step: int, state=None) -> PartValues:
+        j, g, lap = self.evaluator.term(self.name, pos[..., :self.dim], step, ks)
+        return PartValues(j, None, pad3(g), lap)
+
+    def propose(self, ks, pos, state, i: int, new, step: int, grad: bool = True) -> PartMove:
+        dj, g = self.evaluator.term_move(self.name, pos[..., :self.dim], i,
+                                         new[:, :self.dim], step, ks)
+        return PartMove(dj, None, pad3(g) if grad else None)
+
+    def accept(self, ks, state, i: int, mask, move: PartMove) -> None:
+        """Nothing to update: the term keeps no state."""
+
+    def recompute(self, ks, pos, step: int, state=None) -> tuple[dict, dict]:
+        return {}, {}

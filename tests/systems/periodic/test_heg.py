@@ -4,7 +4,6 @@ energy, the Hartree-Fock energy of the finite cell against exact sampling and ag
 the Jastrow hook and bad input."""
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,7 +19,8 @@ from fixedqmc.systems.periodic.heg import ElectronGas
 from fixedqmc.systems.periodic.plane_waves import plane_waves_numpy
 from fixedqmc.systems.periodic.sampling import sample_determinant
 from fixedqmc.systems.periodic.shells import closed_shell_counts, occupied
-from fixedqmc.testing import check_system
+from fixedqmc.systems.parts import PartMove, PartValues
+from fixedqmc.testing import check_part, check_system
 
 
 @pytest.fixture(scope="module")
@@ -260,43 +260,53 @@ def test_vmc_2d_gives_the_hartree_fock_energy(tmp_path):
     assert abs(s["energy"] - hf) < 3.5 * err, (s["energy"], err, hf)
 
 
-# ------------------------------------------------------------------ the Jastrow hook --
+# ------------------------------------------------------- a user's Jastrow part --
 class _CosineJastrow:
-    """A test Jastrow factor J = a sum_{i<j} sum_G cos(G . r_ij) over the first shell of
-    reciprocal vectors: smooth and periodic, no kernels of its own; the interface of
-    fixedqmc.systems.periodic.jastrow_eval.JastrowEvaluator."""
+    """A test Jastrow part exp(J), J = a sum_{i<j} sum_G cos(G . r_ij) over the first shell
+    of reciprocal vectors: smooth and periodic, no kernels of its own (the part protocol of
+    fixedqmc.systems.parts; ``kernels`` and ``parts()`` as ElectronGas takes them)."""
 
     kernels = {}
+    laplacian = "log"
 
     def __init__(self, gas, a=0.3):
         self.g = occupied(gas.cell, 7).kvecs  # one of each +-G pair
         self.a = a
+
+    def parts(self):
+        return (self,)
 
     def _pair(self, d):  # d (..., 3): u, grad u
         ph = d @ self.g.T
         return (2 * self.a * np.cos(ph).sum(-1),
                 -2 * self.a * np.einsum("...g,gc->...c", np.sin(ph), self.g))
 
-    def evaluate(self, pos, step, ks):
+    def evaluate(self, ks, pos, step, state=None):
         d = pos[:, :, None, :] - pos[:, None, :, :]
         u, gu = self._pair(d)
         n = pos.shape[1]
         off = ~np.eye(n, dtype=bool)
         k2 = np.sum(self.g ** 2, axis=1)
         lap = -2 * self.a * np.einsum("wijg,g->wij", np.cos(d @ self.g.T), k2)
-        return SimpleNamespace(value=0.5 * np.sum(u * off, axis=(1, 2)),
-                               grad=np.sum(gu * off[..., None], axis=2),
-                               lap=np.sum(lap * off, axis=2))
+        return PartValues(0.5 * np.sum(u * off, axis=(1, 2)), None,
+                          np.sum(gu * off[..., None], axis=2), np.sum(lap * off, axis=2))
 
-    def move(self, pos, i, new, step, ks):
+    def propose(self, ks, pos, state, i, new, step, grad=True):
         others = np.delete(np.arange(pos.shape[1]), i)
         u_new, g_new = self._pair(new[:, None, :] - pos[:, others])
         u_old, _ = self._pair(pos[:, i:i + 1] - pos[:, others])
-        return u_new.sum(1) - u_old.sum(1), g_new.sum(1)
+        return PartMove(u_new.sum(1) - u_old.sum(1), None, g_new.sum(1) if grad else None)
+
+    def accept(self, ks, state, i, mask, move):
+        pass
+
+    def recompute(self, ks, pos, step, state=None):
+        return {}, {}
 
 
-def test_a_jastrow_factor_plugs_into_the_hook(gas14):
+def test_a_users_jastrow_part_composes_with_the_gas(gas14):
     gas = ElectronGas(gas14.cell, 7, 7, jastrow=_CosineJastrow(gas14))
+    check_part(gas.jastrows[0], gas.ks, gas.initial_positions(3, np.random.default_rng(4)))
     check_system(gas, gas.initial_positions(3, np.random.default_rng(4)))
     pos = gas.initial_positions(5, np.random.default_rng(5))
     e_j = gas.evaluate(Walkers(pos.copy(), None))

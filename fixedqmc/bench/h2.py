@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from fixedqmc.bench.machine import cpu_info, load_average, parallel_call_latency
+from fixedqmc.qmc.system import commit_move
 
 LATTICES = (2,)
 WALKERS = 256
@@ -177,7 +178,7 @@ def ours_sweep(system, walkers, rng, step: float = STEP):
         with np.errstate(over="ignore", invalid="ignore"):
             ok = (prop.outside == 0) & (rng.random(nw) < np.exp(np.minimum(
                 2.0 * prop.log_ratio, 0.0)))
-        system.accept(walkers, i, ok, prop)
+        commit_move(system, walkers, i, ok, prop)
         accepted += int(ok.sum())
     return accepted / (n * nw)
 

@@ -61,7 +61,7 @@ from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import check_int
 from fixedqmc.qmc.state import (MCState, add_into, energy_columns, new_state, refresh,
                                 set_from)
-from fixedqmc.qmc.system import Walkers
+from fixedqmc.qmc.system import Walkers, commit_move
 from fixedqmc.qmc.vmc import MOVES
 
 
@@ -195,7 +195,7 @@ def _move_single(system, st: MCState, t: float):
         cross = inside & (prop.sign < 0)
         p = _probability(log_p, inside & ~cross)
         ok = rng.random(nw) < p
-        system.accept(st.walkers, i, ok, prop)
+        commit_move(system, st.walkers, i, ok, prop)
         d2 = np.sum((new - here) ** 2, axis=1)
         p_sum += p * d2
         dr2 += d2

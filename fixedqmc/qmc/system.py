@@ -20,9 +20,12 @@ accept with a mask, gradient and Laplacian, parameters as a dict):
     (Metropolis VMC): the system may skip it (for Gaussian orbitals, the derivative
     kernels) and return None; the ratio must be the same.
 ``accept(walkers, i, mask, proposal)``
-    commit the proposed move of the walkers in ``mask``: their positions and per-walker
-    state (e.g. inverse Slater matrices by Sherman-Morrison) are updated without a full
-    re-evaluation; other walkers are untouched.
+    the proposed move accepted for the walkers in ``mask`` (never one whose proposal is
+    ``outside``): their per-walker state (e.g. inverse Slater matrices by Sherman-Morrison)
+    is updated without a full re-evaluation; other walkers are untouched.  Positions are
+    not the system's to write: the caller commits them after ``accept`` (:func:`commit_move`
+    does both; ``walkers.positions`` still holds the old position of particle ``i`` while
+    ``accept`` runs).
 ``recompute(walkers, step=)``
     rebuild the per-walker state from the positions; returns drift diagnostics
     ``{name: value}`` (e.g. ``||M M^-1 - I||`` of the incrementally updated inverses).
@@ -244,6 +247,17 @@ class LinearParameters(Protocol):
 
 
 #: what :func:`check_protocol` requires, in the protocol's order
+def commit_move(system, walkers: Walkers, i: int, mask, proposal: Proposal) -> np.ndarray:
+    """A proposed move of particle ``i`` committed for the walkers in ``mask`` (n_w,) whose
+    proposal is not ``outside``: the system updates their state (``accept``), then their
+    positions take ``proposal.new``.  The one place where a single-particle move changes
+    positions; returns the committed walkers."""
+    m = np.asarray(mask, np.bool_) & (proposal.outside == 0)
+    system.accept(walkers, i, m, proposal)
+    walkers.positions[m, i] = proposal.new[m]
+    return m
+
+
 PROTOCOL_METHODS = ("initial_positions", "evaluate", "propose", "accept", "recompute", "wrap",
                     "profile", "formats")
 PROTOCOL_ATTRIBUTES = ("n_particles", "units", "hbar2_2m", "kernels", "log")

@@ -35,7 +35,7 @@ import numpy as np
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import check_int
 from fixedqmc.qmc.state import MCState, add_into, energy_columns, new_state, refresh, set_from
-from fixedqmc.qmc.system import Walkers
+from fixedqmc.qmc.system import Walkers, commit_move
 
 MOVES = ("all", "single")
 
@@ -103,7 +103,7 @@ def _single_particle_sweep(system, st: MCState) -> float:
         prop = system.propose(st.walkers, i, new, step=st.n_steps, grad=False)
         st.n_steps += 1
         ok = _accept(st.rng, 2.0 * prop.log_ratio, prop.outside)
-        system.accept(st.walkers, i, ok, prop)
+        commit_move(system, st.walkers, i, ok, prop)
         accepted += int(ok.sum())
     st.walkers.positions = system.wrap(st.positions)
     ev = system.evaluate(st.walkers, step=st.n_steps)

@@ -176,10 +176,10 @@ class SlaterJastrow:
         self._accept(self.ks, walkers, i, mask, proposal)
 
     def _accept(self, ks, walkers, i, mask, proposal):
-        m = np.asarray(mask, np.bool_) & (proposal.sign != 0)
-        walkers.positions[m, i] = proposal.new[m]
+        """Every part's state updated for the walkers in ``mask`` (nonzero ratios: the
+        caller passes no walker whose proposal is outside)."""
         for part, move in zip(self.parts, proposal.saved):
-            part.accept(ks, walkers.state, i, m, move)
+            part.accept(ks, walkers.state, i, mask, move)
 
     def recompute(self, walkers: Walkers, *, step: int = 0) -> dict:
         """Fresh state of every part; returns the parts' drift diagnostics (the
@@ -223,6 +223,7 @@ class SlaterJastrow:
                 ok = (prop.outside == 0) & (rng.random(pos.shape[0]) < np.exp(
                     np.minimum(2.0 * prop.log_ratio, 0.0)))
             self._accept(ks, walkers, i, ok, prop)
+            walkers.positions[ok, i] = new[ok]
         if counts is not None:
             counts["move"] = (pos.shape[0] * self.n_particles,
                               {k: ks.counts(k) for k in self.kernels})

@@ -10,7 +10,8 @@ returns the measured deviations.  Properties checked, on a few walkers:
 3. a single-particle move: ``propose``'s ``log|ratio|`` and sign equal the ratio of two
    full evaluations; its gradient (if given) equals the full evaluation's at the new
    position; ``propose(..., grad=False)`` gives the same ratio and sign;
-4. ``accept`` with a mask touches only the masked walkers (positions and state);
+4. ``accept`` with a mask touches only the masked walkers' state, and no positions (the
+   caller commits them: :func:`~fixedqmc.qmc.system.commit_move`);
 5. after a series of accepted moves, the incrementally updated evaluation equals a fresh
    one, and ``recompute`` gives the fresh state;
 6. results independent of walker order (bit for bit) and of the numba thread count;
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fixedqmc.qmc.system import Walkers, check_protocol
+from fixedqmc.qmc.system import Walkers, check_protocol, commit_move
 
 
 def _fresh(system, pos, step=0):
@@ -109,12 +110,12 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
     # 1-2: finite differences of ln|psi|
     fd = finite_differences(lambda x: _fresh(system, x).ln_psi, pos, ev.ln_psi, h)
     out["grad"] = assert_close("grad ln|psi| vs finite differences", ev.grad, fd.grad,
-                         grad_tol, grad_tol + fd.grad_error)
+                               grad_tol, grad_tol + fd.grad_error)
     g2 = np.sum(ev.grad ** 2, axis=(1, 2))
     kin_fd = -system.hbar2_2m * (fd.lap.sum(axis=1) + g2)
     k_err = system.hbar2_2m * fd.lap_error.sum(axis=1)
-    out["kinetic"] = assert_close("kinetic energy vs finite-difference Laplacian", ev.kinetic,
-                            kin_fd, lap_tol, lap_tol + k_err)
+    out["kinetic"] = assert_close("kinetic energy vs finite-difference Laplacian",
+                                  ev.kinetic, kin_fd, lap_tol, lap_tol + k_err)
 
     # 3: a proposed move against two full evaluations
     walkers = Walkers(pos.copy(), ev.state)
@@ -125,40 +126,40 @@ def check_system(system, positions, *, h: float = 2.5e-4, grad_tol: float = 1e-6
     moved[:, i] = new
     ev_new = _fresh(system, moved)
     out["ratio"] = assert_close("propose log|ratio| vs full evaluations", prop.log_ratio,
-                          ev_new.ln_psi - ev.ln_psi, ratio_tol, ratio_tol)
+                                ev_new.ln_psi - ev.ln_psi, ratio_tol, ratio_tol)
     assert np.array_equal(prop.sign, ev_new.sign * ev.sign), \
         "propose sign != sign(psi') sign(psi) of full evaluations"
     if prop.grad is not None:
-        out["proposal_grad"] = assert_close("propose gradient vs full evaluation", prop.grad,
-                                      ev_new.grad[:, i], ratio_tol, ratio_tol)
+        out["proposal_grad"] = assert_close("propose gradient vs full evaluation",
+                                            prop.grad, ev_new.grad[:, i], ratio_tol, ratio_tol)
     bare = system.propose(walkers, i, new, grad=False)  # what Metropolis VMC asks for
     assert np.array_equal(bare.log_ratio, prop.log_ratio) and np.array_equal(
         bare.sign, prop.sign), "propose(grad=False) gives another ratio than propose()"
 
-    # 4: a masked accept touches only the masked walkers
-    mask = np.arange(nw) % 2 == 0
+    # 4: a masked accept touches only the masked walkers' state, and no positions
+    mask = (np.arange(nw) % 2 == 0) & (prop.outside == 0)
     before = Walkers(walkers.positions.copy(), {k: v.copy() for k, v in walkers.state.items()})
     system.accept(walkers, i, mask, prop)
-    assert np.array_equal(walkers.positions[~mask], before.positions[~mask]), \
-        "accept changed positions of unmasked walkers"
-    assert np.array_equal(walkers.positions[mask, i], new[mask]), \
-        "accept did not move the masked walkers"
+    assert np.array_equal(walkers.positions, before.positions), \
+        "accept changed positions (the caller commits them: commit_move)"
     for k, v in walkers.state.items():
         assert np.array_equal(v[~mask], before.state[k][~mask]), \
             f"accept changed state[{k!r}] of unmasked walkers"
+    walkers.positions[mask, i] = new[mask]
 
     # 5: many accepted moves, then incremental == fresh, and recompute == fresh
     for _ in range(n_moves):
         j = int(rng.integers(n))
         trial = walkers.positions[:, j] + rng.uniform(-step_size, step_size, (nw, 3))
         p = system.propose(walkers, j, trial)
-        system.accept(walkers, j, (p.outside == 0) & np.isfinite(p.log_ratio), p)
+        commit_move(system, walkers, j, np.isfinite(p.log_ratio), p)
     inc = system.evaluate(walkers)
     fresh = _fresh(system, walkers.positions)
-    out["update_ln_psi"] = assert_close("ln|psi| after incremental updates vs fresh", inc.ln_psi,
-                                  fresh.ln_psi, update_tol, update_tol)
+    out["update_ln_psi"] = assert_close("ln|psi| after incremental updates vs fresh",
+                                        inc.ln_psi, fresh.ln_psi, update_tol, update_tol)
     out["update_energy"] = assert_close("local energy after incremental updates vs fresh",
-                                  inc.local_energy, fresh.local_energy, update_tol, update_tol)
+                                        inc.local_energy, fresh.local_energy, update_tol,
+                                        update_tol)
     assert np.array_equal(inc.sign, fresh.sign), "sign after incremental updates != fresh"
     diag = system.recompute(walkers)
     assert isinstance(diag, dict), f"recompute must return a dict, got {type(diag).__name__}"

@@ -57,6 +57,21 @@ def test_the_checker_catches_an_accept_that_ignores_the_mask():
         check_system(system, system.initial_positions(4, np.random.default_rng(0)))
 
 
+def test_the_checker_catches_an_accept_that_moves_positions():
+    """Positions have one owner, the caller (commit_move): a system's accept must not
+    write them."""
+    tf = fermions_module()
+
+    class Mover(tf.TrappedFermions):
+        def accept(self, walkers, i, mask, proposal):
+            super().accept(walkers, i, mask, proposal)
+            walkers.positions[mask, i] = proposal.new[mask]
+
+    system = Mover(2, 1, 0.8)
+    with pytest.raises(AssertionError, match="accept changed positions"):
+        check_system(system, system.initial_positions(4, np.random.default_rng(0)))
+
+
 def test_protocol_violation_names_the_missing_method():
     class Half:
         n_particles, hbar2_2m, kernels, log = 1, 0.5, {}, None

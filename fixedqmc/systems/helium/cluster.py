@@ -433,8 +433,7 @@ class HeliumCluster:
 
     @staticmethod
     def accept(walkers, i: int, mask, proposal: Proposal) -> None:
-        """Commit the move of the masked walkers (no per-walker state to update)."""
-        walkers.positions[mask, i] = proposal.new[mask]
+        """Nothing to update: no per-walker state (the caller moves the positions)."""
 
     @staticmethod
     def recompute(walkers, *, step: int = 0) -> dict:

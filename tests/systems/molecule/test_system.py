@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fixedqmc.errors import FixedQMCError
-from fixedqmc.qmc.system import Walkers
+from fixedqmc.qmc.system import Walkers, commit_move
 from fixedqmc.run import run
 from fixedqmc.run.config import load_config
 from fixedqmc.systems.molecule.geometry import build_mole
@@ -96,7 +96,7 @@ def test_specialised_kernels_equal_run_time_formats(h2_pair):
         ev = m.evaluate(w, step=3)
         w.state = ev.state
         prop = m.propose(w, 1, pos[:, 1] + 0.05, step=4)
-        m.accept(w, 1, np.ones(8, bool), prop)
+        commit_move(m, w, 1, np.ones(8, bool), prop)
         out.append((ev.local_energy, prop.log_ratio, m.evaluate(w, step=5).local_energy,
                     dict(m.log.events)))
     for a, b in zip(*out):
@@ -228,7 +228,7 @@ def test_walker_state_is_realigned_with_the_same_bits(h2_pair):
     ratios = []
     for walkers in (w, bad):
         prop = m.propose(walkers, 0, pos[:, 0] + 0.1)
-        m.accept(walkers, 0, ok, prop)
+        commit_move(m, walkers, 0, ok, prop)
         ratios.append(prop.log_ratio)
     assert aligned.is_aligned(bad.state["inv0"])
     assert np.array_equal(*ratios)

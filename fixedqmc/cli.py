@@ -351,16 +351,23 @@ def cmd_bound(args: argparse.Namespace) -> int:
     return 0
 
 
+def _given(args: argparse.Namespace, *names: str) -> dict:
+    """The options among ``names`` given on the command line (not None): the others keep the
+    defaults of the function they are passed to, written there only."""
+    return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from fixedqmc.sweep import sweep
 
-    res = sweep(args.input, widths=args.widths, kernels=args.kernels, tolerance=args.tolerance,
-                mode=args.mode, sets=_sets(args), output=args.output, workers=args.workers,
+    res = sweep(args.input, widths=args.widths,
+                **_given(args, "kernels", "tolerance", "mode", "cost_model"),
+                sets=_sets(args), output=args.output, workers=args.workers,
                 scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
                 profile=args.profile_from, worker_wait=args.worker_wait,
-                mantissas=args.mantissas, formats=args.formats, cost_model=args.cost_model)
+                mantissas=args.mantissas, formats=args.formats)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -400,9 +407,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     from fixedqmc.sweep import tune
 
-    res = tune(args.input, tolerance=args.tolerance, kernels=args.kernels, model=args.model,
-               objective=args.objective, family=args.family, widths=args.widths,
-               min_width=args.min_width, sets=_sets(args), output=args.output,
+    res = tune(args.input, tolerance=args.tolerance,
+               **_given(args, "kernels", "family", "model"), objective=args.objective,
+               widths=args.widths, min_width=args.min_width, sets=_sets(args), output=args.output,
                workers=args.workers, scheduler=args.scheduler, worker_wait=args.worker_wait,
                units=args.units, confirm=not args.no_confirm,
                confirm_blocks=args.confirm_blocks)
@@ -533,19 +540,20 @@ def build_parser() -> argparse.ArgumentParser:
                          "fp8e4m3, fp8e5m2) or float:e<E>m<M>[:rounding][:options]; an option "
                          "after a comma stays with its format (float:e5m2:nearest_even:"
                          "nosubnormals,saturate)")
-    sw.add_argument("--kernels", default="all",
+    sw.add_argument("--kernels", default=None,
                     help="comma list of kernel sets: 'all', a kernel, or kernels joined by '+' "
                          "(one set at the width together; default all)")
-    sw.add_argument("--tolerance", type=float, default=0.01,
-                    help="energy tolerance, in --units (default: the system's energy unit, "
-                         "K for helium)")
+    sw.add_argument("--tolerance", type=float, default=None,
+                    help="energy tolerance, in --units (default 0.01 in the system's energy "
+                         "unit, K for helium)")
     sw.add_argument("--units", default=None,
                     help="energy unit of the tolerance, table and figure (e.g. mK, hartree)")
-    sw.add_argument("--mode", default="paired", choices=["paired", "full", "both"])
+    sw.add_argument("--mode", default=None, choices=["paired", "full", "both"],
+                    help="paired (default), full or both")
     _task_options(sw, "the finished points")
     sw.add_argument("--output", default=None, help="sweep folder (default <output>/sweep)")
     sw.add_argument("--no-float32", action="store_true", help="skip the float32 rows")
-    sw.add_argument("--cost-model", default=DEFAULT_MODEL, metavar="MODEL",
+    sw.add_argument("--cost-model", default=None, metavar="MODEL",
                     help="the cost beside every point: " + _COST_MODEL_HELP)
     sw.add_argument("--profile-from", default=None, metavar="SWEEP_FOLDER",
                     help="size the formats from a finished sweep's range profile instead of "
@@ -559,13 +567,13 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--tolerance", type=float, required=True,
                     help="energy tolerance, in --units (default: the system's energy unit)")
     tu.add_argument("--units", default=None, help="energy unit of the tolerance (e.g. mK)")
-    tu.add_argument("--kernels", default="all",
-                    help="one kernel set: 'all', a kernel, or kernels joined by '+'")
-    tu.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL", help=_COST_MODEL_HELP)
+    tu.add_argument("--kernels", default=None,
+                    help="one kernel set: 'all' (default), a kernel, or kernels joined by '+'")
+    tu.add_argument("--model", default=None, metavar="MODEL", help=_COST_MODEL_HELP)
     tu.add_argument("--objective", default=None, metavar="RESOURCE",
                     help="the resource minimised first (default: dsp for FPGA models, seconds "
                          "for GPU ones); the others break ties")
-    tu.add_argument("--family", default="fixed", choices=["fixed", "float"],
+    tu.add_argument("--family", default=None, choices=["fixed", "float"],
                     help="fixed: word widths fixed:W (default); float: mantissa widths "
                          "float:m<M>, exponent bits from the profile")
     tu.add_argument("--widths", default=None,

@@ -92,3 +92,22 @@ def test_cost_refuses_bad_options_before_any_work(tmp_path, capsys, extra, match
     out = tmp_path / "c"
     assert main(["cost", "--set", f"output='{out}'", *extra]) != 0
     assert match in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("command", ["sweep", "tune"])
+def test_options_keep_the_defaults_of_the_function_they_reach(command):
+    """Defaults live in one place: an option named like a parameter of sweep() or tune()
+    with a default of its own is None unless given, so the function's default applies."""
+    import inspect
+
+    from fixedqmc.cli import build_parser
+    from fixedqmc.sweep import sweep, tune
+
+    func = {"sweep": sweep, "tune": tune}[command]
+    required = ["--tolerance", "1"] if command == "tune" else []
+    args = vars(build_parser().parse_args([command, *required]))
+    params = {n: p.default for n, p in inspect.signature(func).parameters.items() if n in args}
+    assert {"kernels", "widths"} <= set(params)
+    repeated = [n for n, default in params.items()
+                if default not in (inspect.Parameter.empty, None) and args[n] is not None]
+    assert not repeated, f"{command} options repeating the function's defaults: {repeated}"

@@ -103,7 +103,7 @@ class SlaterJastrow:
 
     hbar2_2m = 0.5
 
-    def __init__(self, determinant: DeterminantPart, jastrows=(), potential=None):
+    def __init__(self, determinant: DeterminantPart, jastrows, potential):
         self.determinant = determinant
         self.jastrows = tuple(jastrows)
         self.parts = (determinant, *self.jastrows)

@@ -73,52 +73,48 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Per benchmark: its module, entry function and ``{function parameter: option}``; an
+#: option not given keeps the function's default (written there only).
+BENCHMARKS = {
+    "numerics": ("numerics", "main", {"n": "n", "repeats": "repeats"}),
+    "floats": ("floats", "main_floats", {"n": "n", "repeats": "repeats", "systems": "systems",
+                                          "walkers": "walkers"}),
+    "tables": ("tables", "main_tables", {"n": "n", "repeats": "repeats"}),
+    "lutexp": ("tables", "main_lutexp", {"n": "n", "repeats": "repeats"}),
+    "helium": ("helium", "main_helium", {"atoms": "atoms", "min_time": "min_time"}),
+    "h2": ("h2", "main_h2", {"lattices": "lattice", "walkers": "walkers",
+                             "precisions": "precisions", "min_time": "min_time",
+                             "max_sweeps": "sweeps", "cache_dir": "scf_cache",
+                             "pyqmc": "pyqmc", "breakdown": "breakdown", "rounds": "rounds"}),
+    "periodic": ("periodic", "main_periodic", {"sizes": "electrons", "precisions": "precisions",
+                                               "configs": "walkers", "min_time": "min_time",
+                                               "pyqmc": "pyqmc"}),
+}
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    if args.what == "numerics":
-        from fixedqmc.bench.numerics import main
+    func, kwargs = bench_call(args)
+    return func(**kwargs)
 
-        return main(n=args.n or 1_000_000, repeats=args.repeats)
-    if args.what == "floats":
-        from fixedqmc.bench.floats import main_floats
 
-        return main_floats(n=args.n or 1_000_000, repeats=args.repeats,
-                           systems=args.systems, walkers=args.walkers)
-    if args.what == "tables":
-        from fixedqmc.bench.tables import main_tables
+def bench_call(args: argparse.Namespace) -> tuple:
+    """The entry function of ``args.what`` and the keyword arguments of the options given."""
+    import importlib
 
-        return main_tables(n=args.n or 10_000_000, repeats=args.repeats)
-    if args.what == "lutexp":
-        from fixedqmc.bench.tables import main_lutexp
-
-        return main_lutexp(n=args.n or 1_000_000, repeats=args.repeats)
-    if args.what == "helium":
-        from fixedqmc.bench.helium import ATOMS, main_helium
-
-        return main_helium(tuple(args.atoms) if args.atoms else ATOMS, args.min_time)
-    if args.what == "h2":
-        from fixedqmc.bench.h2 import (
-            DEFAULT_CACHE,
-            LATTICES,
-            MAX_SWEEPS,
-            PRECISIONS,
-            ROUNDS,
-            main_h2,
-        )
-
-        walkers = 256 if args.walkers is None else args.walkers
-        return main_h2(_int_list("--lattice", args.lattice) if args.lattice else LATTICES,
-                       walkers, tuple(args.precisions or PRECISIONS), args.min_time,
-                       args.sweeps or MAX_SWEEPS, args.scf_cache or DEFAULT_CACHE,
-                       not args.no_pyqmc, args.breakdown,
-                       ROUNDS if args.rounds is None else args.rounds)
-    if args.what == "periodic":
-        from fixedqmc.bench.periodic import CONFIGS, PRECISIONS, SIZES, main_periodic
-
-        configs = CONFIGS if args.walkers is None else args.walkers
-        return main_periodic(_int_list("--electrons", args.electrons) if args.electrons
-                             else SIZES, tuple(args.precisions or PRECISIONS), configs,
-                             args.min_time, not args.no_pyqmc)
-    raise FixedQMCError(f"unknown benchmark {args.what!r}")
+    if args.what not in BENCHMARKS:
+        raise FixedQMCError(f"unknown benchmark {args.what!r}")
+    module, name, params = BENCHMARKS[args.what]
+    given = _given(args, "n", "repeats", "systems", "min_time", "walkers", "sweeps", "rounds",
+                   "scf_cache", "breakdown")
+    given["pyqmc"] = not args.no_pyqmc
+    for option, value in (("atoms", args.atoms), ("precisions", args.precisions)):
+        if value:
+            given[option] = tuple(value)
+    for option in ("lattice", "electrons"):
+        if getattr(args, option):
+            given[option] = _int_list(f"--{option}", getattr(args, option))
+    func = getattr(importlib.import_module(f"fixedqmc.bench.{module}"), name)
+    return func, {p: given[o] for p, o in params.items() if o in given}
 
 
 def _int_list(option: str, text: str) -> tuple:
@@ -602,16 +598,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="which benchmark")
     bench.add_argument("--n", type=int, default=None,
                        help="elements (default 1e6; 1e7 for tables)")
-    bench.add_argument("--repeats", type=int, default=5,
-                       help="timed repeats, best taken (floats: the median)")
+    bench.add_argument("--repeats", type=int, default=None,
+                       help="timed repeats, best taken (floats: the median; default 5)")
     bench.add_argument("--systems", default=None,
                        help="floats: the systems of the whole-evaluation part, comma-separated, "
                        "of he64, h2x8, heg14 (default all three; 'none': the chain only)")
     bench.add_argument("--atoms", type=int, nargs="+", default=None,
                        help="helium: cluster sizes (default 64 ... 4096)")
-    bench.add_argument("--min-time", type=float, default=2.0,
+    bench.add_argument("--min-time", type=float, default=None,
                        help="helium, h2, periodic: seconds timed per point (whole iterations or "
-                       "sweeps, >= 1)")
+                       "sweeps, >= 1; default 2)")
     bench.add_argument("--lattice", default=None,
                        help="h2: H2 molecules per lattice edge, comma-separated (default 2: "
                        "8 H2; 2,4 adds 64 H2)")

@@ -111,3 +111,26 @@ def test_options_keep_the_defaults_of_the_function_they_reach(command):
     repeated = [n for n, default in params.items()
                 if default not in (inspect.Parameter.empty, None) and args[n] is not None]
     assert not repeated, f"{command} options repeating the function's defaults: {repeated}"
+
+
+@pytest.mark.parametrize("what", ["numerics", "floats", "tables", "lutexp", "helium", "h2",
+                                  "periodic"])
+def test_bench_options_reach_their_function_and_keep_its_defaults(what):
+    """Every option of a benchmark names a parameter of its entry function; options left
+    unset pass nothing (the function's defaults apply), set ones arrive converted."""
+    import inspect
+
+    from fixedqmc.cli import BENCHMARKS, bench_call, build_parser
+
+    parser = build_parser()
+    func, kwargs = bench_call(parser.parse_args(["bench", what]))
+    params = inspect.signature(func).parameters
+    assert set(BENCHMARKS[what][2]) <= set(params)
+    assert all(params[k].default == v for k, v in kwargs.items()), kwargs
+    args = parser.parse_args(["bench", what, "--min-time", "3", "--precisions", "float32",
+                              "--lattice", "2,4", "--electrons", "54", "--atoms", "64"])
+    _, kwargs = bench_call(args)
+    expect = {"min_time": 3.0, "precisions": ("float32",), "lattices": (2, 4), "sizes": (54,),
+              "atoms": (64,)}
+    assert {k: v for k, v in expect.items() if k in params} == {
+        k: v for k, v in kwargs.items() if k in expect}

@@ -261,7 +261,7 @@ def growth(df: pd.DataFrame) -> dict:
 
 
 def main_periodic(sizes=SIZES, precisions=PRECISIONS, configs: int = CONFIGS,
-                  min_time: float = 1.0, pyqmc: bool = True) -> int:
+                  min_time: float = 2.0, pyqmc: bool = True) -> int:
     from fixedqmc.input_checks import check_int, check_positive
     from fixedqmc.numerics.policy import parse_precision
 

@@ -247,7 +247,6 @@ class LinearParameters(Protocol):
     def parameter_input(self, c: np.ndarray) -> dict: ...
 
 
-#: what :func:`check_protocol` requires, in the protocol's order
 def commit_move(system, walkers: Walkers, i: int, mask, proposal: Proposal) -> np.ndarray:
     """A proposed move of particle ``i`` committed for the walkers in ``mask`` (n_w,) whose
     proposal is not ``outside``: the system updates their state (``accept``), then their
@@ -269,6 +268,7 @@ def _move(positions, i, new, mask):
                 positions[w, i, c] = new[w, c]
 
 
+#: what :func:`check_protocol` requires, in the protocol's order
 PROTOCOL_METHODS = ("initial_positions", "evaluate", "propose", "accept", "recompute", "wrap",
                     "profile", "formats")
 PROTOCOL_ATTRIBUTES = ("n_particles", "units", "hbar2_2m", "kernels", "log")

@@ -8,8 +8,8 @@ parts::
 one *determinant part* (:class:`~fixedqmc.systems.determinant_part.DeterminantPart`: the
 per-spin Slater determinants of an orbital evaluator) and any number of *Jastrow parts*
 (``exp(J_k)``: the molecule's electron-electron u,
-:class:`~fixedqmc.systems.molecule.jastrow.PadeJastrow`; the electron gas's u and p,
-:class:`~fixedqmc.systems.periodic.jastrow_eval.JastrowTerm`).  A system composes them with
+:class:`~fixedqmc.systems.molecule.jastrow.PadeJastrow`; the electron gas's u + p, or either
+term alone, :class:`~fixedqmc.systems.periodic.jastrow_eval.JastrowTerms`).  A system composes them with
 a Hamiltonian (:class:`~fixedqmc.systems.slater.SlaterJastrow`), and
 :func:`fixedqmc.testing.check_part` checks each part alone: gradients and Laplacians
 against finite differences of its value, move ratios against two full evaluations, and

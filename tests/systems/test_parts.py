@@ -1,6 +1,7 @@
 """Slater-Jastrow parts, each checked alone (fixedqmc.testing.check_part): the determinant
 part over the molecule's, the electron gas's and a user's orbitals, the molecule's Pade
-Jastrow factor, the electron gas's u and p terms; and the checker catches broken parts."""
+Jastrow factor, the electron gas's u + p factor and each of its terms alone; and the
+checker catches broken parts."""
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from fixedqmc.systems.parts import PartMove
 from fixedqmc.systems.periodic.cell import heg_cell
 from fixedqmc.systems.periodic.heg import ElectronGas
 from fixedqmc.systems.periodic.jastrow import jastrow_parameters
-from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator, JastrowTerm
+from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator, JastrowTerms
 from fixedqmc.testing import check_part, check_system
 from tests.qmc.user_system import fermions_module
 
@@ -43,10 +44,12 @@ def test_the_molecules_parts_pass_alone(molecule):
 
 
 def test_the_electron_gas_parts_pass_alone(gas):
-    assert [getattr(p, "name", None) for p in gas.parts] == [None, "jastrow_u", "jastrow_p"]
-    assert all(isinstance(p, JastrowTerm) for p in gas.jastrows)
+    """The determinant, the Jastrow factor u + p as the gas composes it, and each of its
+    terms alone."""
+    assert [getattr(p, "names", None) for p in gas.parts] == [None, ("jastrow_u", "jastrow_p")]
     pos = gas.initial_positions(3, np.random.default_rng(1))
-    for part in gas.parts:
+    ev = gas.jastrow
+    for part in (*gas.parts, JastrowTerms(ev, ("jastrow_u",)), JastrowTerms(ev, ("jastrow_p",))):
         check_part(part, gas.ks, pos)
 
 

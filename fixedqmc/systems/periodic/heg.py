@@ -41,8 +41,8 @@ wrap; the z component of every gradient is zero).
 The Jastrow factor: an object (e.g. :class:`~.jastrow_eval.JastrowEvaluator`) with
 ``kernels`` (``{name: KernelSpec}``, added to the system's kernel set so the precision spec
 reaches them), ``params`` (its :class:`~.jastrow.JastrowParameters`, for ``optimize``) and
-``parts()``, its Jastrow parts (:mod:`fixedqmc.systems.parts`: ``exp(u)`` and ``exp(p)``,
-each run in the system's kernel set).
+``parts()``, its Jastrow parts (:mod:`fixedqmc.systems.parts`: ``exp(u + p)``, run in the
+system's kernel set).
 """
 
 from __future__ import annotations

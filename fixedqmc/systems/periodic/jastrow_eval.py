@@ -210,34 +210,27 @@ class JastrowEvaluator:
     def evaluate(self, positions, step: int = 0, ks: KernelSet | None = None) -> JastrowValues:
         """J, grad_i J, lap_i J and their u and p parts of walkers ``positions``
         (n_w, N, dim) (bohr)."""
-        us, ug, ul = self.term("jastrow_u", positions, step, ks)
-        ps, pg, pl = self.term("jastrow_p", positions, step, ks)
+        (us, ug, ul), (ps, pg, pl) = self.terms(KERNELS, positions, step, ks)
         return JastrowValues(us, ug, ul, ps, pg, pl)
 
-    def term(self, name: str, positions, step: int = 0, ks: KernelSet | None = None):
-        """``(J, grad_i J, lap_i J)`` of the term ``name`` (``jastrow_u`` or ``jastrow_p``)
-        alone: (n_w,), (n_w, N, dim), (n_w, N)."""
+    def terms(self, names, positions, step: int = 0, ks: KernelSet | None = None) -> list:
+        """``[(J, grad_i J, lap_i J)]`` of each term in ``names`` (of ``jastrow_u``,
+        ``jastrow_p``): (n_w,), (n_w, N, dim), (n_w, N), from one reduction of the
+        positions."""
         x, _ = check_positions(self.params, positions)
         f = self.fractional(x)
-        s, g, lap = self._run(name, f, np.zeros((f.shape[0], 3)), -1, step, ks)
-        return s[:, 0], g, lap
+        fnew = np.zeros((f.shape[0], 3))
+        out = []
+        for name in names:
+            s, g, lap = self._run(name, f, fnew, -1, step, ks)
+            out.append((s[:, 0], g, lap))
+        return out
 
-    def move(self, positions, i: int, new, step: int = 0, ks: KernelSet | None = None
-             ) -> tuple[np.ndarray, np.ndarray]:
+    def move(self, positions, i: int, new, step: int = 0, ks: KernelSet | None = None,
+             names=KERNELS) -> tuple[np.ndarray, np.ndarray]:
         """Electron i of each walker moved to ``new`` (n_w, dim): ``(J(new) - J(old) (n_w,),
-        grad_i J at new (n_w, dim))`` in O(N n_G) work per walker."""
-        nw = np.shape(positions)[0]
-        delta = np.zeros(nw)
-        grad = np.zeros((nw, self.params.cell.dim))
-        for name in KERNELS:
-            s, g = self.term_move(name, positions, i, new, step, ks)
-            delta += s
-            grad += g
-        return delta, grad
-
-    def term_move(self, name: str, positions, i: int, new, step: int = 0,
-                  ks: KernelSet | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`move` of the term ``name`` alone."""
+        grad_i J at new (n_w, dim))`` of the terms ``names`` (default both) in O(N n_G) work
+        per walker."""
         x, _ = check_positions(self.params, positions)
         check_int("electron index i", i, 0)
         if i >= self.params.n_electrons:
@@ -247,43 +240,54 @@ class JastrowEvaluator:
         if new.shape != (x.shape[0], self.params.cell.dim) or not np.all(np.isfinite(new)):
             raise FixedQMCError(f"new positions must be finite, of shape ({x.shape[0]}, "
                                 f"{self.params.cell.dim}), got shape {new.shape}")
-        s, g, _ = self._run(name, self.fractional(x), np.ascontiguousarray(self.fractional(new)),
-                            i, step, ks)
-        return s[:, 1] - s[:, 0], g[:, 0]
+        f = self.fractional(x)
+        fnew = np.ascontiguousarray(self.fractional(new))
+        delta = np.zeros(x.shape[0])
+        grad = np.zeros((x.shape[0], self.params.cell.dim))
+        for name in names:
+            s, g, _ = self._run(name, f, fnew, i, step, ks)
+            delta += s[:, 1] - s[:, 0]
+            grad += g[:, 0]
+        return delta, grad
 
     def parts(self) -> tuple:
-        """The Jastrow parts ``exp(u)`` and ``exp(p)`` (:class:`JastrowTerm`)."""
-        return tuple(JastrowTerm(self, name) for name in KERNELS)
+        """The factor ``exp(u + p)`` as one Jastrow part (:class:`JastrowTerms`: both terms
+        from one reduction of the positions per call)."""
+        return (JastrowTerms(self),)
 
     def formats(self) -> dict:
         return self.ks.formats()
 
 
-class JastrowTerm:
-    """One term of :class:`JastrowEvaluator` (``jastrow_u`` or ``jastrow_p``) as a Jastrow
-    part (:mod:`fixedqmc.systems.parts`) of a system whose positions are (n_w, N, 3) bohr
-    (2D cells: the z components are ignored, the gradients' are zero): ``exp(J)``, J the
-    term's sum over pairs, ``laplacian = "log"``; no per-walker state."""
+class JastrowTerms:
+    """Terms ``names`` of :class:`JastrowEvaluator` (default both, the whole factor; one of
+    them to check it alone) as a Jastrow part (:mod:`fixedqmc.systems.parts`) of a system
+    whose positions are (n_w, N, 3) bohr (2D cells: the z components are ignored, the
+    gradients' are zero): ``exp(J)``, J the terms' sum over pairs, ``laplacian = "log"``;
+    no per-walker state."""
 
     laplacian = "log"
 
-    def __init__(self, evaluator: JastrowEvaluator, name: str):
-        if name not in KERNELS:
-            raise FixedQMCError(f"Jastrow term {name!r}: allowed {', '.join(KERNELS)}")
-        self.evaluator, self.name = evaluator, name
+    def __init__(self, evaluator: JastrowEvaluator, names=KERNELS):
+        bad = [n for n in names if n not in KERNELS]
+        if bad or not names:
+            raise FixedQMCError(f"Jastrow terms {list(names)!r}: allowed {', '.join(KERNELS)}")
+        self.evaluator, self.names = evaluator, tuple(names)
         self.dim = evaluator.params.cell.dim
 
     def evaluate(self, ks, pos, step: int, state=None) -> PartValues:
-        j, g, lap = self.evaluator.term(self.name, pos[..., :self.dim], step, ks)
+        (j, g, lap), *rest = self.evaluator.terms(self.names, pos[..., :self.dim], step, ks)
+        for tj, tg, tlap in rest:
+            j, g, lap = j + tj, g + tg, lap + tlap
         return PartValues(j, None, pad3(g), lap)
 
     def propose(self, ks, pos, state, i: int, new, step: int, grad: bool = True) -> PartMove:
-        dj, g = self.evaluator.term_move(self.name, pos[..., :self.dim], i,
-                                         new[:, :self.dim], step, ks)
+        dj, g = self.evaluator.move(pos[..., :self.dim], i, new[:, :self.dim], step, ks,
+                                    self.names)
         return PartMove(dj, None, pad3(g) if grad else None)
 
     def accept(self, ks, state, i: int, mask, move: PartMove) -> None:
-        """Nothing to update: the term keeps no state."""
+        """Nothing to update: the terms keep no state."""
 
     def recompute(self, ks, pos, step: int, state=None) -> tuple[dict, dict]:
         return {}, {}

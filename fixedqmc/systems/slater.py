@@ -24,6 +24,9 @@ Units: the system's (hartree and bohr for the built-in ones), ``hbar**2 / 2m = 1
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 import numpy as np
 from numba import njit, prange
 
@@ -129,17 +132,13 @@ class SlaterJastrow:
         lap = np.zeros((nw, n, 2))
         grad[:, :, 0], lap[:, :, 0] = d.grad, d.lap
         ln_psi = d.value.copy()
-        if self.jastrows:
+        if self.jastrows:  # the Jastrow parts summed in order
             js = [p.evaluate(ks, pos, step, walkers.state) for p in self.jastrows]
             for v in js:
                 d.state.update(v.state)
-            j = js[0].value
-            grad[:, :, 1], lap[:, :, 1] = js[0].grad, js[0].lap
-            for v in js[1:]:
-                j = j + v.value
-                grad[:, :, 1] += v.grad
-                lap[:, :, 1] += v.lap
-            ln_psi += j
+            ln_psi += reduce(operator.add, [v.value for v in js])
+            grad[:, :, 1] = reduce(operator.add, [v.grad for v in js])
+            lap[:, :, 1] = reduce(operator.add, [v.lap for v in js])
         parts = {"kinetic": self._kinetic(ks, lap, grad, step),
                  **self.potential(ks, pos, step)}
         zero = d.sign == 0
@@ -157,18 +156,12 @@ class SlaterJastrow:
         d = self.determinant.propose(ks, walkers.positions, walkers.state, i, new, step,
                                      want_grad)
         log_ratio, grad, moves = d.log_ratio, d.grad, []
-        if self.jastrows:
+        if self.jastrows:  # the Jastrow parts summed in order, then added to the determinant's
             moves = [p.propose(ks, walkers.positions, walkers.state, i, new, step, want_grad)
                      for p in self.jastrows]
-            dj = np.zeros(new.shape[0])
-            gj = np.zeros(new.shape)
-            for mv in moves:
-                dj += mv.log_ratio
-                if want_grad:
-                    gj += mv.grad
-            log_ratio = log_ratio + dj
+            log_ratio = log_ratio + reduce(operator.add, [mv.log_ratio for mv in moves])
             if want_grad:
-                grad = grad + gj
+                grad = grad + reduce(operator.add, [mv.grad for mv in moves])
         return Proposal(new, log_ratio, d.sign, grad, (d.sign == 0).astype(np.int64),
                         (d, *moves))
 

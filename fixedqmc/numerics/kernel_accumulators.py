@@ -101,9 +101,10 @@ def _acc_fits(e, v, n):
 @overload(acc_add, prefer_literal=True, inline="always")
 def _acc_add(e, acc, x, v):
     if is_bound_context(e):
-        return lambda e, acc, x, v: KB.acc_add(e, acc, x, v)
+        return lambda e, acc, x, v: KB.acc_add(e, acc, x, np.int64(v))
     if is_float_format_context(e):  # the term rounded into v, then the sum rounded
-        return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), v), v)
+        return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), np.int64(v)),
+                                               np.int64(v))
     if not is_fixed_context(e):
         dt = e
         return lambda e, acc, x, v: _radd(acc, dt(x))
@@ -138,7 +139,7 @@ def _acc_add(e, acc, x, v):
 @overload(acc_value, prefer_literal=True, inline="always")
 def _acc_value(e, acc, v):
     if is_bound_context(e):
-        return lambda e, acc, v: KB.acc_value(e, acc, v)
+        return lambda e, acc, v: KB.acc_value(e, acc, np.int64(v))
     if not is_fixed_context(e):
         return lambda e, acc, v: acc
     if is_runtime_context(e):

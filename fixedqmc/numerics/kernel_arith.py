@@ -51,8 +51,8 @@ def _load(e, x, v):
     """A kernel input element: a float cast to the context's type, or a raw word of var v."""
     if is_bound_context(e):  # the exact input, rounded into v by the trial
         if isinstance(x, types.Complex):  # a bound run's output: value + 1j * bound
-            return lambda e, x, v: KB.load_bounded(e, x, v)
-        return lambda e, x, v: KB.load(e, np.float64(x), v)
+            return lambda e, x, v: KB.load_bounded(e, x, np.int64(v))
+        return lambda e, x, v: KB.load(e, np.float64(x), np.int64(v))
     if is_float_format_context(e):  # inputs are encoded into their formats
         return lambda e, x, v: np.float64(x)
     if is_fixed_context(e):
@@ -69,9 +69,9 @@ def _load(e, x, v):
 def _const(e, x, v):
     """A float constant rounded into variable v's format (or cast to the float type)."""
     if is_bound_context(e):
-        return lambda e, x, v: KB.load(e, np.float64(x), v)
+        return lambda e, x, v: KB.load(e, np.float64(x), np.int64(v))
     if is_float_format_context(e):
-        return lambda e, x, v: KF.round_into(e, np.float64(x), v)
+        return lambda e, x, v: KF.round_into(e, np.float64(x), np.int64(v))
     if is_fixed_context(e) and is_runtime_context(e):
         return lambda e, x, v: (runtime_from_float(e, np.float64(x), np.int64(v)), v)
     if is_fixed_context(e):

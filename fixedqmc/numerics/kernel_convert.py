@@ -41,7 +41,7 @@ def _convert(e, x, src, v):
         if not (is_bound_context(e) and is_bound_context(src)):
             raise TypingError("convert: a bound context converts only values of another "
                               "bound context (run every kernel of the chain bounded)")
-        return lambda e, x, src, v: KB.result(e, v, x[0], x[1], x[2])
+        return lambda e, x, src, v: KB.result(e, np.int64(v), x[0], x[1], x[2])
     if is_float_format_context(e):
         return _convert_to_float_format(src, x)
     if not is_fixed_context(e):
@@ -115,14 +115,14 @@ def _convert_to_float_format(src, x):
     """convert into a float-format context: a float (or float-format) value rounded once
     into v; a fixed word's exact value rounded once."""
     if not is_fixed_context(src):
-        return lambda e, x, src, v: KF.round_into(e, np.float64(x), v)
+        return lambda e, x, src, v: KF.round_into(e, np.float64(x), np.int64(v))
     if is_runtime_context(src):
         def from_rt(e, x, src, v):
             sa, wa, fa, _, _ = runtime_format(src, x[1])
             if wa <= 0:
-                return KF.round_into(e, float_from_bits(x[0]), v)
-            return KF.fixed_into(e, x[0], sa, fa, v)
+                return KF.round_into(e, float_from_bits(x[0]), np.int64(v))
+            return KF.fixed_into(e, x[0], sa, fa, np.int64(v))
         return from_rt
     sa, _, fa, _, _ = format_row(src.types[0].table, x.types[1], "convert (source)")
     sa = sa != 0
-    return lambda e, x, src, v: KF.fixed_into(e, x[0], sa, fa, v)
+    return lambda e, x, src, v: KF.fixed_into(e, x[0], sa, fa, np.int64(v))

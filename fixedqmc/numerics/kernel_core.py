@@ -438,9 +438,9 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
 
     def ol(e, x, y, v):
         if is_bound_context(e):
-            return lambda e, x, y, v: bound_op(e, x, y, v)
+            return lambda e, x, y, v: bound_op(e, x, y, np.int64(v))
         if is_float_format_context(e):
-            return lambda e, x, y, v: float_format_op(e, x, y, v)
+            return lambda e, x, y, v: float_format_op(e, x, y, np.int64(v))
         if not is_fixed_context(e):
             return float_impl(e)
         if is_runtime_context(e):

@@ -136,23 +136,23 @@ def _bin_typing(name, e, t, vu, core, float_impl_maker, impl_maker):
         if name == "uniform_bin":
             def bounded_uniform(e, t, n_bits, vu):
                 k, u = _uniform_f64(e, t[0], n_bits, vu)
-                return KB.uniform_bin(e, t, k, u, n_bits, vu)
+                return KB.uniform_bin(e, t, k, u, n_bits, np.int64(vu))
             return bounded_uniform
 
         def bounded_log2(e, t, n_seg, bin_bits, vu):
             k, u = _log2_f64(e, t[0], n_seg, bin_bits, vu)
-            return KB.log2_bin(e, t, k, u, n_seg, bin_bits, vu)
+            return KB.log2_bin(e, t, k, u, n_seg, bin_bits, np.int64(vu))
         return bounded_log2
     if is_float_format_context(e):
         if name == "uniform_bin":
             def uniform(e, t, n_bits, vu):
                 k, u = _uniform_f64(e, t, n_bits, vu)
-                return k, KF.round_into(e, u, vu)
+                return k, KF.round_into(e, u, np.int64(vu))
             return uniform
 
         def log2(e, t, n_seg, bin_bits, vu):
             k, u = _log2_f64(e, t, n_seg, bin_bits, vu)
-            return k, KF.round_into(e, u, vu)
+            return k, KF.round_into(e, u, np.int64(vu))
         return log2
     if not is_fixed_context(e):
         one = np.dtype(str(e)).type(1.0)

@@ -191,9 +191,9 @@ def _unary_overload(name, opcode, raw_op, float_maker):
 
     def ol(e, x, v):
         if is_bound_context(e):
-            return lambda e, x, v: bound_op(e, x, v)
+            return lambda e, x, v: bound_op(e, x, np.int64(v))
         if is_float_format_context(e):
-            return lambda e, x, v: ff_op(e, x, v)
+            return lambda e, x, v: ff_op(e, x, np.int64(v))
         if not is_fixed_context(e):
             f = njit(float_maker(e), nogil=True)
             return lambda e, x, v: f(x)

@@ -18,11 +18,11 @@ run: $(STAMP)
 
 ## test: the test suite (slow tests excluded), two worker processes
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow" -q -n 2 --durations=20
+	$(PY) -m pytest -m "not slow" -q -n 2 --dist loadgroup --durations=20
 
 ## test-slow: only the long tests
 test-slow: $(STAMP)
-	$(PY) -m pytest -m slow -q -n 2
+	$(PY) -m pytest -m slow -q -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	$(VENV)/bin/fixedqmc bench numerics

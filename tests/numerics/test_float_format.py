@@ -38,6 +38,10 @@ from fixedqmc.numerics.float_format import (
 from fixedqmc.numerics.quantize import random_bits
 from tests.strategies import float_format_values, float_formats
 
+# One xdist worker runs this module's tests (make test: --dist loadgroup):
+# the float-format operations compile once for both modules.
+pytestmark = pytest.mark.xdist_group("float_ops")
+
 DETERMINISTIC = [r for r in F.ROUNDINGS if r != "stochastic"]
 
 

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numba
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,10 @@ from fixedqmc.numerics import float_ops as O
 from fixedqmc.numerics.float_format import FloatFormat, reference_round
 from fixedqmc.numerics.quantize import random_bits
 from tests.strategies import float_formats, float_op_operands
+
+# One xdist worker runs this module's tests (make test: --dist loadgroup):
+# the float-format operations compile once for both modules.
+pytestmark = pytest.mark.xdist_group("float_ops")
 
 INF = math.inf
 NAN = math.nan

@@ -24,6 +24,10 @@ from fixedqmc.tables.evaluate import (TABLE_VARIABLES, TableEvaluator, evaluate_
                                       table_spec)
 from fixedqmc.tables.two_region import TableError
 
+# One xdist worker runs this module's tests (make test: --dist loadgroup):
+# the table kernels at fixed formats compile once for both modules.
+pytestmark = pytest.mark.xdist_group("table_kernels")
+
 FIXED16 = "fixed:16"
 FIXED48 = "fixed:48"
 # 40-bit words with floor rounding and wrap-around, coefficients in the table's own format

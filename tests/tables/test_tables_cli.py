@@ -14,6 +14,10 @@ from fixedqmc.tables.builtin import builtin_names, get_builtin, resolve_function
 from fixedqmc.tables.coeff_files import read_table, write_table
 from fixedqmc.tables.evaluate import evaluate_table
 
+# One xdist worker runs this module's tests (make test: --dist loadgroup):
+# the table kernels at fixed formats compile once for both modules.
+pytestmark = pytest.mark.xdist_group("table_kernels")
+
 SMALL = ["--n1", "32", "--n-seg", "6", "--n-bin", "8"]
 
 

@@ -363,7 +363,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 sets=_sets(args), output=args.output, workers=args.workers,
                 scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
                 profile=args.profile_from, worker_wait=args.worker_wait,
-                mantissas=args.mantissas, formats=args.formats)
+                mantissas=args.mantissas, formats=args.formats,
+                mantissa_mode=args.mantissa_mode)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -531,6 +532,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--mantissas", default=None, metavar="M",
                     help="float:m<M> mantissa widths (1..52), start:stop[:step] or a comma "
                          "list, e.g. 3:23; each variable's exponent bits from the profile")
+    sw.add_argument("--mantissa-mode", default=None, metavar="MODE",
+                    help="rounding and options of every --mantissas point, as in a float "
+                         "format: <rounding>[:<options>], e.g. stochastic, toward_zero, "
+                         "nearest_even:nosubnormals,saturate (default nearest_even:"
+                         "subnormals,inf)")
     sw.add_argument("--formats", default=None, metavar="FORMATS",
                     help="float formats, comma separated: names (bfloat16, float16, tf32, "
                          "fp8e4m3, fp8e5m2) or float:e<E>m<M>[:rounding][:options]; an option "

@@ -153,10 +153,16 @@ def parse_sized_float(text: str) -> Precision:
     if not 1 <= m <= 52:
         raise PrecisionSpecError(
             f"mantissa bits M={m} in {text!r} out of range; allowed: 1..52")
-    f = parse_format_parts(parts[2:], text, {"rounding": "nearest_even", "overflow": "inf",
-                                             "subnormals": True, "fn": False})
-    return Precision("float", man_bits=m, rounding=f["rounding"], overflow=f["overflow"],
-                     subnormals=f["subnormals"], fn=f["fn"])
+    return sized_float(m, parts[2:], text)
+
+
+def sized_float(man_bits: int, rest: list, text: str) -> Precision:
+    """The precision ``float:m<man_bits>`` with the ``[:rounding][:options]`` parts
+    ``rest`` of ``text`` (named in the errors; default nearest even, subnormals, inf)."""
+    f = parse_format_parts(rest, text, {"rounding": "nearest_even", "overflow": "inf",
+                                        "subnormals": True, "fn": False})
+    return Precision("float", man_bits=man_bits, rounding=f["rounding"],
+                     overflow=f["overflow"], subnormals=f["subnormals"], fn=f["fn"])
 
 
 @dataclass(frozen=True)

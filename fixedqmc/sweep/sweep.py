@@ -12,7 +12,10 @@ float64, plus a ``float32`` row per kernel set, and estimates the energy change
 ``mantissas`` (``--mantissas 3:23``)
     a point per mantissa width M: the set's kernels at ``float:m<M>``, each variable's
     exponent bits sized from the profile (:func:`fixedqmc.numerics.policy.float_format_for_range`;
-    a variable no exponent width holds is named in the point's ``float_range``).
+    a variable no exponent width holds is named in the point's ``float_range``).  With
+    ``mantissa_mode`` (``--mantissa-mode stochastic``, ``toward_zero:nosubnormals``, any
+    ``<rounding>[:<options>]`` of a float format) every mantissa point rounds that way,
+    ``float:m<M>:<mode>`` (default nearest even with subnormals and infinities).
 ``formats`` (``--formats bfloat16,float16,tf32,fp8e4m3``)
     a point per float format: a name or ``float:e<E>m<M>[:rounding][:options]``, comma
     separated; a piece that is a format option (``subnormals``, ``nosubnormals``, ``inf``,
@@ -69,8 +72,9 @@ input is refused, and so is a second command into a folder in use (it is locked,
 points) are sealed with their checksum and the sweep's hash (:mod:`fixedqmc.state_files`):
 a damaged point or reference is computed again (a line says so), a damaged ``meta.json``
 is named in a clear error.  A point's file is ``points/<kernels>_<tail>.json`` with tail
-``w24`` (width), ``float32``, ``m07`` (mantissa) or ``f_<label>`` (format, the label with
-characters other than letters, digits, ``_.+-`` as ``_``), so a folder of a width sweep
+``w24`` (width), ``float32``, ``m07`` (mantissa; ``m07_<mode>`` with a mantissa mode) or
+``f_<label>`` (format; in both, characters other than letters, digits, ``_.+-`` as ``_``),
+so a folder of a width sweep
 resumes as before, and adding mantissas or formats to a finished sweep computes only
 the new points.  Before anything is written the memory the sweep
 needs (the float64 reference and its samples, held by this process and every local worker)
@@ -79,7 +83,8 @@ is compared with what the machine has (:mod:`fixedqmc.run.memory`).  Outputs: ``
 the tolerance band; mantissa and format points in a second panel vs mantissa bits).
 
 Table columns (one row per point): ``kernels``, ``width`` (fixed:W points), ``mantissa``
-(float:m<M> points), ``format`` (format points: the label), ``precision`` (the spec
+(float:m<M> points), ``mantissa_mode`` (their canonical ``<rounding>:<options>``, None for
+the default), ``format`` (format points: the label), ``precision`` (the spec
 run), ``fits``, the estimates (``paired_diff``, ``paired_error``, ``paired_energy``, ...;
 ``full_*``, with ``full_parted``: the walkers whose trajectory parted from float64's),
 the bound columns of a system that can be bounded (paired points: ``bound_mean``,
@@ -110,6 +115,7 @@ from fixedqmc.cost import cost_model as find_cost_model
 from fixedqmc.errors import FixedQMCError, FloatRangeWarning
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
 from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
+from fixedqmc.numerics.policy import sized_float
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.output_folder import claim
 from fixedqmc.progress import progress as progress_bar
@@ -133,12 +139,15 @@ DEFAULT_WIDTHS = "16:48:4"
 class Point:
     """One sweep point: a kernel set at one precision, given by at most one of ``width``
     (``fixed:W``), ``mantissa`` (``float:m<M>``: exponent bits from the profile) and
-    ``format`` (a float format's label, :func:`format_label`); none of them: float32."""
+    ``format`` (a float format's label, :func:`format_label`); none of them: float32.
+    ``mantissa_mode``: a mantissa point's rounding and options (:func:`parse_mantissa_mode`;
+    "" for the default)."""
 
     kernels: str  # a kernel name, names joined by "+", or "all"
     width: int | None = None
     mantissa: int | None = None
     format: str | None = None
+    mantissa_mode: str = ""
 
     @classmethod
     def of_row(cls, row: dict) -> Point:
@@ -146,9 +155,9 @@ class Point:
         before mantissas and formats has neither key)."""
         def num(x):
             return None if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
-        fmt = row.get("format")
+        fmt, mode = row.get("format"), row.get("mantissa_mode")
         return cls(row["kernels"], num(row.get("width")), num(row.get("mantissa")),
-                   fmt if isinstance(fmt, str) else None)
+                   fmt if isinstance(fmt, str) else None, mode if isinstance(mode, str) else "")
 
     @property
     def kind(self) -> str:
@@ -163,9 +172,10 @@ class Point:
 
     @property
     def label(self) -> str:
-        """The precision of the set's kernels: ``fixed:W``, ``float:m<M>``, the format's
-        label or ``float32``."""
-        return {"width": f"fixed:{self.width}", "mantissa": f"float:m{self.mantissa}",
+        """The precision of the set's kernels: ``fixed:W``, ``float:m<M>[:<mode>]``, the
+        format's label or ``float32``."""
+        mode = f":{self.mantissa_mode}" if self.mantissa_mode else ""
+        return {"width": f"fixed:{self.width}", "mantissa": f"float:m{self.mantissa}{mode}",
                 "format": self.format, "float32": "float32"}[self.kind]
 
     @property
@@ -178,13 +188,19 @@ class Point:
     @property
     def key(self) -> str:
         """The point's file name in ``points/`` (without ``.json``): ``<kernels>_w24``,
-        ``_float32``, ``_m07`` or ``_f_<label>`` (width sweeps' keys are as ever)."""
+        ``_float32``, ``_m07`` (``_m07_<mode>``) or ``_f_<label>`` (width sweeps' keys are
+        as ever)."""
         kind = self.kind
+        mode = "_" + _file_safe(self.mantissa_mode) if self.mantissa_mode else ""
         tail = (f"w{self.width:02d}" if kind == "width" else
-                f"m{self.mantissa:02d}" if kind == "mantissa" else
-                "f_" + re.sub(r"[^A-Za-z0-9_.+-]", "_", self.format) if kind == "format" else
-                "float32")
+                f"m{self.mantissa:02d}{mode}" if kind == "mantissa" else
+                "f_" + _file_safe(self.format) if kind == "format" else "float32")
         return f"{self.kernels}_{tail}"
+
+
+def _file_safe(text: str) -> str:
+    """``text`` with characters other than letters, digits and ``_.+-`` as ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", text)
 
 
 def int_list(text, option: str, noun: str, lo: int, hi: int) -> list[int]:
@@ -227,6 +243,30 @@ def parse_mantissas(text) -> list[int]:
     """Mantissa widths M of ``float:m<M>`` points: ``"3:23"`` (start:stop[:step],
     inclusive), ``"7,10,23"`` or a list of ints, each in 1..52."""
     return int_list(text, "--mantissas", "mantissa width", 1, MAX_MANTISSA)
+
+
+#: the canonical mode of a ``float:m<M>`` precision given no rounding or options
+DEFAULT_MANTISSA_MODE = str(sized_float(1, [], "")).split(":", 2)[2]
+
+
+def parse_mantissa_mode(text) -> str:
+    """The rounding and options of every mantissa point, as in a float format:
+    ``<rounding>[:<options>]`` (``stochastic``, ``toward_zero:nosubnormals,saturate``) or
+    only options (``nosubnormals``); None or "" for the default (nearest even, subnormals,
+    infinities).  Returns the canonical ``<rounding>:<options>`` ("" for the default, so
+    default points keep their keys)."""
+    if text is None or text == "":
+        return ""
+    if not isinstance(text, str):
+        raise FixedQMCError(f"--mantissa-mode: {text!r} is not a text such as "
+                            "'stochastic' or 'toward_zero:nosubnormals'")
+    try:
+        mode = str(sized_float(1, text.strip().split(":"), text)).split(":", 2)[2]
+    except FixedQMCError as exc:
+        raise FixedQMCError(f"--mantissa-mode {text!r}: {exc} (a rounding and/or options of "
+                            "a float format, e.g. stochastic or toward_zero:nosubnormals)"
+                            ) from None
+    return "" if mode == DEFAULT_MANTISSA_MODE else mode
 
 
 def format_label(fmt: FloatFormat) -> str:
@@ -308,7 +348,7 @@ def run_point(config: dict, point: Point, reference, mode: str) -> dict:
 
     t0 = time.perf_counter()
     row = {"kernels": point.kernels, "width": point.width, "mantissa": point.mantissa,
-           "format": point.format,
+           "mantissa_mode": point.mantissa_mode or None, "format": point.format,
            "precision": point.precision if point.kind != "float32" else "float32"}
     try:
         system, narrow = build_trial(config, point.precision, reference.profile,
@@ -538,14 +578,16 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
           workers: int | None = None, client=None, scheduler: str | None = None,
           float32: bool = True, progress: bool | None = None, units: str | None = None,
           profile=None, worker_wait: float | None = None, mantissas=None,
-          formats=None, cost_model: str = DEFAULT_MODEL) -> SweepResult:
+          formats=None, cost_model: str = DEFAULT_MODEL, mantissa_mode=None) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
     ``widths`` (:func:`parse_widths`; default ``"16:48:4"`` when neither ``mantissas`` nor
     ``formats`` is given, else none), ``mantissas`` (:func:`parse_mantissas`, e.g.
     ``"3:23"``: points at ``float:m<M>``) and ``formats`` (:func:`parse_formats`, e.g.
     ``"bfloat16,float16,tf32,fp8e4m3"`` or a list) choose the points of every kernel set;
-    any combination works.  All three are checked before any work.
+    any combination works.  ``mantissa_mode`` (:func:`parse_mantissa_mode`, e.g.
+    ``"stochastic"``): the rounding and options of the mantissa points.  All are checked
+    before any work.
 
     ``profile``: size every point's formats from this range profile (a
     :class:`~fixedqmc.qmc.profile.RangeProfile`, or the folder of a finished sweep, whose
@@ -576,6 +618,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     widths = [] if widths is None else parse_widths(widths)
     mantissas = [] if mantissas is None else parse_mantissas(mantissas)
     formats = [] if formats is None else parse_formats(formats)
+    mantissa_mode = parse_mantissa_mode(mantissa_mode)
     find_cost_model(cost_model)  # an unknown model, before any work
     client = dask_client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
@@ -609,7 +652,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
         if counts is not None:
             check_model(cost_model, counts, system.formats())
         tasks = [Point(k, w) for k in kernel_sets for w in widths]
-        tasks += [Point(k, mantissa=m) for k in kernel_sets for m in mantissas]
+        tasks += [Point(k, mantissa=m, mantissa_mode=mantissa_mode) for k in kernel_sets
+                  for m in mantissas]
         tasks += [Point(k, format=f) for k in kernel_sets for f in formats]
         if float32:
             tasks += [Point(k, None) for k in kernel_sets]
@@ -631,7 +675,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
             bar.close()
         return _finish(config, [rows[p.key] for p in tasks], reference, tolerance, mode,
                        out, unit, sizing is not None,
-                       swept={"widths": widths, "mantissas": mantissas, "formats": formats},
+                       swept={"widths": widths, "mantissas": mantissas, "formats": formats,
+                              "mantissa_mode": mantissa_mode},
                        costs=(counts, cost_model))
     finally:
         lock.release()
@@ -870,6 +915,7 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
     summary = {"input_hash": input_hash(config), "mode": mode, "energy_unit": unit,
                "tolerance": tolerance, "widths": list(swept.get("widths", [])),
                "mantissas": list(swept.get("mantissas", [])),
+               "mantissa_mode": swept.get("mantissa_mode") or DEFAULT_MANTISSA_MODE,
                "formats": list(swept.get("formats", [])),
                "float64_energy": reference.energy * f,
                "float64_error": reference.error * f, "float64_acceptance": reference.acceptance,
@@ -922,6 +968,8 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
     def present(c):
         return c in table and table[c].notna().any()
     floats = present("mantissa") or present("format")
+    rounded = "".join(f":{m}" for m in table["mantissa_mode"].dropna().unique()) \
+        if present("mantissa_mode") else ""
     panels = (["width"] if present("width") or not floats else []) + (
         ["mantissa"] if floats else [])
     fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.5), sharey=True,
@@ -983,8 +1031,8 @@ def plot_sweep(table: pd.DataFrame, tolerance: float, mode: str, path=None, *,
                       and any(v is not None for v in predicted.values()) else
                       "word width W (bits); dotted vertical: the chosen width"
                       if column == "width" else
-                      "mantissa bits M (float:m<M>, exponent bits from the profile; squares: "
-                      "formats at their M); dotted: the chosen M", fontsize=8)
+                      f"mantissa bits M (float:m<M>{rounded}, exponent bits from the profile; "
+                      "squares: formats at their M); dotted: the chosen M", fontsize=8)
         if ax is axes[0][0] or column == "mantissa" and present("format") and \
                 not present("mantissa"):  # one legend (the squares' own if they have none)
             ax.legend(fontsize=7, ncol=2)

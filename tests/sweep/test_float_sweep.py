@@ -21,6 +21,7 @@ from fixedqmc.sweep.sweep import (
     narrowest_mantissa,
     narrowest_width,
     parse_formats,
+    parse_mantissa_mode,
     parse_mantissas,
     plot_sweep,
 )
@@ -139,6 +140,49 @@ def test_formats_added_to_a_finished_sweep_compute_only_their_points(mantissa_sw
     assert "a format passes when its own point does" in summary["answer"][0]["rule"]
 
 
+def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep, tmp_path,
+                                                                 monkeypatch, capsys):
+    """--mantissa-mode stochastic in the folder of a finished (nearest-even) mantissa sweep:
+    only its own points are computed, under their own names; its kernels' formats round
+    stochastically, and at M = 4 that changes the energy; the default's points and answer
+    are untouched (the same command without the mode recomputes nothing)."""
+    folder = tmp_path / "m"
+    shutil.copytree(mantissa_sweep.output, folder / "sweep")
+    computed = []
+    real = sweep_module.run_point
+
+    def counting(config, point, *args, **kw):
+        computed.append(point.key)
+        return real(config, point, *args, **kw)
+    monkeypatch.setattr(sweep_module, "run_point", counting)
+    toml = fermions_toml(tmp_path, "m")
+    assert main(["sweep", str(toml), "--kernels", "potential", "--mantissas", "4,10",
+                 "--mantissa-mode", "stochastic", "--tolerance", str(TOLERANCE),
+                 "--workers", "1", "--no-float32"]) == 0
+    assert "float:m4:stochastic:subnormals,inf" in capsys.readouterr().out
+    mode = "stochastic:subnormals,inf"
+    assert computed == [f"potential_m04_{mode.replace(':', '_').replace(',', '_')}",
+                        f"potential_m10_{mode.replace(':', '_').replace(',', '_')}"]
+    t = pd.read_parquet(folder / "sweep" / "sweep.parquet")
+    assert t.mantissa.tolist() == [4, 10] and t.mantissa_mode.tolist() == [mode, mode]
+    assert t.precision.tolist() == [f"default=float64,potential=float:m{k}:{mode}"
+                                    for k in (4, 10)]
+    for row in t.itertuples():
+        assert all(f.endswith(f"m{row.mantissa}:{mode}")
+                   for f in json.loads(row.formats).values())
+    nearest = mantissa_sweep.table.set_index("mantissa")
+    assert t.paired_diff.iloc[0] != nearest.paired_diff.loc[4]  # another rounding
+    summary = json.loads((folder / "sweep" / "answer.json").read_text())
+    assert summary["mantissa_mode"] == mode and summary["mantissas"] == [4, 10]
+    computed.clear()
+    again = run_fermions(tmp_path, "m", mantissas="4,10,23")  # the default mode
+    assert computed == []
+    assert again.table.mantissa_mode.isna().all()
+    assert again.summary["mantissa_mode"] == "nearest_even:subnormals,inf"
+    cols = ["mantissa", "paired_diff", "paired_error"]
+    pd.testing.assert_frame_equal(again.table[cols], mantissa_sweep.table[cols])
+
+
 def test_a_formats_sweep_alone_from_the_command_line(mantissa_sweep, tmp_path, capsys):
     """--formats alone (no widths, no mantissas): format points and the float32 row; the
     printed answer names the passing formats."""
@@ -193,6 +237,8 @@ def test_profile_command_shows_the_formats_of_a_mantissa(mantissa_sweep, tmp_pat
     ("--mantissas", "3:60:10", ["mantissas must lie in 1..52 bits; got [53]"]),
     ("--mantissas", "seven", ["--mantissas: 'seven' is not start:stop[:step]"]),
     ("--mantissas", "9:3", ["gives no mantissa width"]),
+    ("--mantissa-mode", "sideways", ["--mantissa-mode 'sideways'", "roundings: nearest_even"]),
+    ("--mantissa-mode", "stochastic:satur", ["unknown rounding or option 'satur'"]),
     ("--formats", "bfloat16,float9", ["unknown float format 'float9'"]),
     ("--formats", "float:e5m2:nearest_even:nosubnormals,satur",
      ["unknown float format 'satur'", "options stay with it"]),
@@ -238,6 +284,12 @@ def test_point_keys_of_width_sweeps_are_unchanged():
     p = Point("a+b", mantissa=7)
     assert (p.key, p.label, p.precision) == ("a+b_m07", "float:m7",
                                              "default=float64,a=float:m7,b=float:m7")
+    s = Point("a", mantissa=7, mantissa_mode=parse_mantissa_mode("toward_zero:saturate"))
+    assert (s.key, s.label) == ("a_m07_toward_zero_subnormals_saturate",
+                                "float:m7:toward_zero:subnormals,saturate")
+    assert Point.of_row({"kernels": "a", "mantissa": 7,
+                         "mantissa_mode": "toward_zero:subnormals,saturate"}) == s
+    assert parse_mantissa_mode("nearest_even:subnormals") == parse_mantissa_mode(None) == ""
     q = Point("all", format=E5M2)
     assert q.key == "all_f_float_e5m2_nearest_even_nosubnormals_saturate"
     assert Point.of_row({"kernels": "all", "width": float("nan"), "mantissa": None,
@@ -286,6 +338,10 @@ def test_the_figure_puts_mantissas_and_formats_on_their_own_panel(tmp_path):
     assert "word width" in width_ax.get_xlabel() and "mantissa bits" in float_ax.get_xlabel()
     labels = {t.get_text() for t in float_ax.texts}
     assert labels == {"bfloat16", "fp8e4m3"}  # formats as labelled points
+    mode = "stochastic:subnormals,inf"
+    named = plot_sweep(rows.assign(mantissa_mode=[None] * 3 + [mode] * 4 + [None] * 3),
+                       0.01, "paired")
+    assert f"float:m<M>:{mode}" in named.axes[1].get_xlabel()
     only_floats = rows[rows.width.isna()]
     assert len(plot_sweep(only_floats, 0.01, "paired").axes) == 1
     assert len(plot_sweep(rows[rows.mantissa.isna() & rows.format.isna()], 0.01,

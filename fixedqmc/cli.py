@@ -405,7 +405,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from fixedqmc.sweep import tune
 
     res = tune(args.input, tolerance=args.tolerance,
-               **_given(args, "kernels", "family", "model"), objective=args.objective,
+               **_given(args, "kernels", "family", "model", "mantissa_mode"),
+               objective=args.objective,
                widths=args.widths, min_width=args.min_width, sets=_sets(args), output=args.output,
                workers=args.workers, scheduler=args.scheduler, worker_wait=args.worker_wait,
                units=args.units, confirm=not args.no_confirm,
@@ -416,7 +417,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(narrowed.to_string(index=False) if len(narrowed) else
               "no variable could be narrowed below the common width")
     print(f"\n{len(narrowed)} of {len(res.plan)} variables narrowed from the common width "
-          f"{s['common_width']} ({s['kernels']}, {s['family']})")
+          f"{s['common_width']} ({s['kernels']}, {s['precision']})")
     if s["invisible"]:
         print(f"kept at the common width, unseen by the paired estimate (they act through "
               f"sampling; the full run judges them): {', '.join(s['invisible'])}")
@@ -578,6 +579,10 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--family", default=None, choices=["fixed", "float"],
                     help="fixed: word widths fixed:W (default); float: mantissa widths "
                          "float:m<M>, exponent bits from the profile")
+    tu.add_argument("--mantissa-mode", default=None, metavar="MODE",
+                    help="with --family float: rounding and options of every mantissa "
+                         "width, as in a float format (e.g. stochastic, toward_zero:"
+                         "nosubnormals; default nearest_even:subnormals,inf)")
     tu.add_argument("--widths", default=None,
                     help="grid of the common width, start:stop[:step] or a comma list "
                          "(default 16:48:2; float 4:30:2)")

@@ -218,7 +218,7 @@ class PrecisionPolicy:
         return ",".join(items)
 
 
-def _items(spec: str) -> list:
+def spec_items(spec: str) -> list:
     """The items of a spec: its comma-separated pieces, where a piece that is a float
     format's option (``saturate``, ...) belongs to the item before it
     (``bfloat16:nosubnormals,saturate`` is one item)."""
@@ -241,7 +241,7 @@ def parse_precision(spec: "str | PrecisionPolicy") -> PrecisionPolicy:
     default = None
     kernels: dict = {}
     variables: dict = {}
-    for item in _items(spec):
+    for item in spec_items(spec):
         if not item:
             raise PrecisionSpecError(f"empty item in precision spec {spec!r}")
         if "=" in item:

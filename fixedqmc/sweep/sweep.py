@@ -114,8 +114,7 @@ from fixedqmc.cost import DEFAULT_MODEL
 from fixedqmc.cost import cost_model as find_cost_model
 from fixedqmc.errors import FixedQMCError, FloatRangeWarning
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
-from fixedqmc.numerics.float_format import OPTIONS as FLOAT_OPTIONS
-from fixedqmc.numerics.policy import sized_float
+from fixedqmc.numerics.policy import sized_float, spec_items
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.output_folder import claim
 from fixedqmc.progress import progress as progress_bar
@@ -285,15 +284,7 @@ def parse_formats(text) -> list[str]:
     nosubnormals,saturate,bfloat16`` is two formats); or a list of specs or
     :class:`FloatFormat` objects."""
     if isinstance(text, str):
-        items: list = []
-        for raw in text.split(","):
-            piece = raw.strip()
-            if not piece:
-                continue
-            if piece in FLOAT_OPTIONS and items and ":" in items[-1]:
-                items[-1] += "," + piece
-            else:
-                items.append(piece)
+        items = [item for item in spec_items(text) if item]
     elif isinstance(text, FloatFormat):
         items = [text]
     else:

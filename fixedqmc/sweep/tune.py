@@ -10,7 +10,9 @@ The search (:mod:`fixedqmc.sweep.search`): the common width ``W0`` by the sweep'
 ``widths``, each variable's floor (its narrowest passing width with the others at ``W0``),
 then greedy narrowing in order of cost saved per change of the rule's value.  Widths are
 fixed-point word bits (``fixed:W`` per variable, integer bits from the profile) or, with
-``family="float"``, mantissa bits (``float:m<M>``, exponent bits from the profile).
+``family="float"``, mantissa bits (``float:m<M>``, exponent bits from the profile; with
+``mantissa_mode``, rounded as it says: ``float:m<M>:stochastic``, as a sweep's
+``--mantissa-mode``).
 
 The tuned plan is confirmed by a full VMC run at it against the float64 run (the full
 estimate of a sweep, same random numbers walker by walker; the common-width plan's run
@@ -35,7 +37,7 @@ import hashlib
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -43,6 +45,7 @@ import pandas as pd
 from fixedqmc import jsonio
 from fixedqmc.cost import DEFAULT_MODEL, RESOURCES, cost, totals
 from fixedqmc.errors import FixedQMCError, FormatError
+from fixedqmc.numerics.policy import spec_items
 from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.output_folder import claim
 from fixedqmc.progress import INTERVAL_S, say
@@ -56,7 +59,8 @@ from fixedqmc.sweep.executors import Tasks, dask_client
 from fixedqmc.sweep.search import NoPlanError, common_width, gap, tune_plan
 from fixedqmc.sweep.sweep import (ENERGY_COLUMNS, MAX_MANTISSA, MAX_WIDTH, META, build_trial,
                                   check_meta, check_options, int_list, invisible,
-                                  longer_run, parse_kernels, saved_reference)
+                                  longer_run, parse_kernels, parse_mantissa_mode,
+                                  saved_reference)
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,19 @@ class Family:
 
 FAMILIES = {"fixed": Family("fixed:{}", "16:48:2", 8, MAX_WIDTH, "Q3.20"),
             "float": Family("float:m{}", "4:30:2", 2, MAX_MANTISSA, "float:e5m10")}
+
+
+def _family(family: str, mantissa_mode=None) -> Family:
+    """The :class:`Family` named ``family``; for ``float``, its widths rounded as
+    ``mantissa_mode`` says (:func:`~fixedqmc.sweep.sweep.parse_mantissa_mode`)."""
+    if family not in FAMILIES:
+        raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
+    mode = parse_mantissa_mode(mantissa_mode)
+    if mode and family != "float":
+        raise FixedQMCError(f"--mantissa-mode {mantissa_mode!r} rounds mantissa widths: it "
+                            "needs --family float")
+    fam = FAMILIES[family]
+    return replace(fam, template=f"{fam.template}:{mode}") if mode else fam
 
 
 def _resources(model: str, family: str, objective: str | None) -> list:
@@ -112,10 +129,11 @@ class TuneResult:
         return self.summary["spec"]
 
 
-def plan_spec(plan: dict, family: str = "fixed") -> str:
+def plan_spec(plan: dict, family: str | Family = "fixed") -> str:
     """A plan ``{"kernel.variable": width}`` as a precision spec: ``default=float64``, each
-    kernel at its most common width (the wider on a tie) and the variables that differ."""
-    template = FAMILIES[family].template
+    kernel at its most common width (the wider on a tie) and the variables that differ;
+    ``family``: a name of :data:`FAMILIES` or a :class:`Family`."""
+    template = (FAMILIES[family] if isinstance(family, str) else family).template
     kernels: dict = {}
     for name, w in plan.items():
         kernel, var = name.split(".")
@@ -162,7 +180,7 @@ class _Plans:
     on the task runner."""
 
     def __init__(self, out: Path, digest: str, config, reference, members, runner,
-                 family: str, progress):
+                 family: Family, progress):
         self.dir = out / "plans"
         self.dir.mkdir(exist_ok=True)
         self.digest, self.config, self.reference = digest, config, reference
@@ -219,11 +237,11 @@ def _low_widths(variables, formats: dict, low: int) -> dict:
     return out
 
 
-def _blind_kernels(plans: _Plans, members, width: int, family: str) -> list:
+def _blind_kernels(plans: _Plans, members, width: int, family: Family) -> list:
     """Kernels whose paired difference is zero (to float64 rounding of the energy,
     :data:`~fixedqmc.sweep.sweep.BLIND_RELATIVE`) with only them at ``width``: they act
     through sampling alone, which the paired estimate cannot judge."""
-    template = FAMILIES[family].template
+    template = family.template
     specs = [f"default=float64,{k}={template.format(width)}" for k in members]
     blind = []
     for k, row in zip(members, plans.rows_of(specs)):
@@ -236,7 +254,7 @@ def _blind_kernels(plans: _Plans, members, width: int, family: str) -> list:
 def _no_plan(plans: _Plans, variables, exc: NoPlanError, family, tolerance, unit, f) -> str:
     """The error of a tolerance no plan meets: the widest width's value and the variables
     that fail alone at it (the others at float64)."""
-    template = FAMILIES[family].template
+    template = family.template
     specs = [f"default=float64,{v}={template.format(exc.width)}" for v in variables]
     alone = [(v, plan_value(r)) for v, r in zip(variables, plans.rows_of(specs))]
     failing = [f"{v} ({x * f:.3g} {unit})" for v, x in alone if not x * f <= tolerance]
@@ -253,7 +271,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
          workers: int | None = None, client=None, scheduler: str | None = None,
          worker_wait: float | None = None, progress: bool | None = None,
          units: str | None = None, confirm: bool = True,
-         confirm_blocks: int | None = None) -> TuneResult:
+         confirm_blocks: int | None = None, mantissa_mode=None) -> TuneResult:
     """Tune (or resume tuning) the formats of one kernel set of an input; see the module
     docstring and ``docs/tuning.md``.
 
@@ -262,7 +280,8 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     :mod:`fixedqmc.cost`; ``objective``: the resource minimised first (default: the first
     of ``dsp``, ``seconds``, ``luts``, ``memory``, ... the model reports), the others
     breaking ties in that order; ``family``: ``fixed`` (word widths) or ``float``
-    (mantissa widths); ``widths``: the grid of the common width (default ``16:48:2``, float
+    (mantissa widths; ``mantissa_mode``, e.g. ``"stochastic"``, rounds them as a sweep's
+    does); ``widths``: the grid of the common width (default ``16:48:2``, float
     ``4:30:2``); ``min_width``: the narrowest width tried for any variable (default 8, float
     2); ``confirm``: run the full VMC estimate of the tuned plan (and of the common width),
     ``confirm_blocks`` production blocks long (default: the input's ``method.blocks``; a
@@ -272,9 +291,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     """
     from fixedqmc.run.plan import build_system
     from fixedqmc.sweep.estimates import trial_system
-    if family not in FAMILIES:
-        raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
-    fam = FAMILIES[family]
+    fam = _family(family, mantissa_mode)
     check_options(tolerance, workers, worker_wait)
     grid = int_list(fam.grid if widths is None else widths, "--widths", "width", 1, fam.high)
     low = fam.low if min_width is None else min_width
@@ -323,12 +340,12 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
         variables = [v for v in system.formats() if v.split(".")[0] in members]
         tol = tolerance / f  # in the system's unit, as the estimates are
         with Tasks(workers or 2, client, worker_wait, progress, "tune", "plans") as runner:
-            plans = _Plans(out, digest, config, reference, members, runner, family, progress)
+            plans = _Plans(out, digest, config, reference, members, runner, fam, progress)
             batch = (workers or 2) if client is None else max(
                 2, len(client.scheduler_info().get("workers", {})))
             say(progress, f"tune: {len(variables)} variables of {kernel_set}, "
                 f"{model}, tolerance {tolerance:g} {unit}")
-            blind = _blind_kernels(plans, members, (low + max(grid)) // 2, family)
+            blind = _blind_kernels(plans, members, (low + max(grid)) // 2, fam)
             if blind:
                 raise FixedQMCError(
                     f"--kernels {kernel_set!r}: {', '.join(blind)} act(s) only through "
@@ -342,7 +359,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
             def price(plan: dict) -> tuple:
                 """The plan's cost, resources in the order of the objective (inf: it does
                 not fit); its formats from the profile, without judging it."""
-                spec = plan_spec(plan, family)
+                spec = plan_spec(plan, fam)
                 if spec not in formats:
                     try:
                         trial = build_trial(config, spec, reference.profile, trial_system)[0]
@@ -360,14 +377,14 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
                 w0, v0 = common_width(variables, grid, plans.evaluate, tol, batch=batch,
                                       log=log)
             except NoPlanError as exc:
-                raise FixedQMCError(_no_plan(plans, variables, exc, family, tolerance, unit,
+                raise FixedQMCError(_no_plan(plans, variables, exc, fam, tolerance, unit,
                                              f)) from None
             say(progress, f"tune: common width {w0} ({fam.template.format(w0)}); "
                 "floors and greedy search")
-            common_spec = plan_spec(dict.fromkeys(variables, w0), family)
+            common_spec = plan_spec(dict.fromkeys(variables, w0), fam)
             lows = _low_widths(variables, plans.rows_of([common_spec])[0]["formats"], low)
             res = tune_plan(variables, w0, v0, lows, plans.evaluate, price, tol, log=log)
-            spec = plan_spec(res.plan, family)
+            spec = plan_spec(res.plan, fam)
             confirmation = None
             if confirm:
                 long = config if confirm_blocks in (None, config["method"]["blocks"]) else {
@@ -378,10 +395,10 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
                     long, out / f"confirm_b{confirm_blocks}", system, progress, digest)
                 confirmation = _confirm(long, {"tuned": spec, "common": common_spec},
                                         paired_with, runner, tol, f)
-        summary = _summary(res, spec, common_spec, plans, counts, model, resources, family,
-                           kernel_set, tolerance, unit, f, confirmation, config,
+        summary = _summary(res, spec, common_spec, plans, counts, model, resources, fam,
+                           family, kernel_set, tolerance, unit, f, confirmation, config,
                            time.perf_counter() - t0)
-        return _write(out, res, summary, plans, family, f, counts)
+        return _write(out, res, summary, plans, fam, f, counts)
     finally:
         lock.release()
 
@@ -419,12 +436,13 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
     return out
 
 
-def _summary(res, spec, common_spec, plans, counts, model, resources, family, kernel_set,
-             tolerance, unit, f, confirmation, config, wall) -> dict:
+def _summary(res, spec, common_spec, plans, counts, model, resources, fam, family,
+             kernel_set, tolerance, unit, f, confirmation, config, wall) -> dict:
     tuned, common = plans.rows_of([spec, common_spec])
     costs = {k: totals(priced(*counts, r["formats"], model)) for k, r in
              (("tuned", tuned), ("common", common))}
-    return {"spec": spec, "kernels": kernel_set, "family": family, "model": model,
+    return {"spec": spec, "kernels": kernel_set, "family": family,
+            "precision": fam.template.replace("{}", "<W>"), "model": model,
             "objective": resources[0], "resources": resources,
             "tolerance": tolerance, "energy_unit": unit,
             "rule": "|paired diff| + 2 sigma <= tolerance",
@@ -444,8 +462,8 @@ def _summary(res, spec, common_spec, plans, counts, model, resources, family, ke
             "wall_time_s": wall, "input": config}
 
 
-def _write(out, res, summary, plans, family, f, counts) -> TuneResult:
-    template = FAMILIES[family].template
+def _write(out, res, summary, plans, family: Family, f, counts) -> TuneResult:
+    template = family.template
     tuned_formats = plans.rows_of([summary["spec"]])[0]["formats"]
     plan = pd.DataFrame([{"variable": v, "common_width": res.common,
                           "floor": res.floors[v], "width": w,
@@ -481,13 +499,13 @@ def plan_file(summary: dict) -> str:
     """``plan.spec``: the tuned spec, one item per line, under comments saying what it is
     (``--precision @plan.spec`` reads it back)."""
     s = summary
-    head = [f"# fixedqmc tune: {s['kernels']}, {s['family']}, tolerance {s['tolerance']:g} "
+    head = [f"# fixedqmc tune: {s['kernels']}, {s['precision']}, tolerance {s['tolerance']:g} "
             f"{s['energy_unit']}, model {s['model']} (objective {s['objective']})",
             f"# {s['objective']}: {s['cost'][s['objective']]:.6g} tuned, "
             f"{s['common_cost'][s['objective']]:.6g} at the common width "
             f"{s['common_width']}",
             "# use: --precision @plan.spec (or precision = \"@plan.spec\" in an input)"]
-    return "\n".join(head + s["spec"].split(",")) + "\n"
+    return "\n".join(head + spec_items(s["spec"])) + "\n"
 
 
 def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):

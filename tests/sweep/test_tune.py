@@ -11,7 +11,7 @@ import pytest
 from fixedqmc.cli import main
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.float_format import parse_float_format
-from fixedqmc.numerics.policy import parse_precision
+from fixedqmc.numerics.policy import parse_precision, spec_items
 from fixedqmc.state_files import read_state
 from fixedqmc.sweep.estimates import paired_estimate, trial_system
 from fixedqmc.sweep.tune import plan_spec, tune
@@ -177,8 +177,33 @@ def test_mantissa_widths_are_tuned_the_same_way(tmp_path):
     assert parse_precision(res.spec).for_kernel("potential").sized_float
 
 
+def test_a_mantissa_mode_rounds_every_tuned_width(tmp_path):
+    """``family="float", mantissa_mode="toward_zero"`` (the example user system, whose
+    kernel compiles in seconds): every plan judged, the tuned one included, rounds toward
+    zero; the plan file says so; the plans are not the nearest-even ones."""
+    from tests.qmc.user_system import EXAMPLE
+    cfg = {"plugins": [str(EXAMPLE)], "output": str(tmp_path / "f"), "seed": 1,
+           "system": {"kind": "trapped_fermions"}, "trial": {"alpha": 0.8},
+           "method": {"kind": "vmc", "walkers": 40, "blocks": 6, "equil_blocks": 2,
+                      "steps_per_block": 5}}
+    res = tune(overrides=cfg, kernels="potential", tolerance=0.05, family="float",
+               mantissa_mode="toward_zero", widths="4:16:4", min_width=2, workers=1,
+               progress=False, confirm=False)
+    mode = "toward_zero:subnormals,inf"
+    s = res.summary
+    assert s["precision"] == f"float:m<W>:{mode}" and s["family"] == "float"
+    assert (res.plan["precision"] == [f"float:m{w}:{mode}" for w in res.plan["width"]]).all()
+    assert all(f.endswith(f":{mode}") for f in res.plan["format"])
+    assert all(item.endswith(mode) for item in spec_items(s["spec"])[1:])
+    assert res.log["spec"].str.count(":toward_zero:").ge(1).all()
+    assert f"float:m<W>:{mode}" in (res.output / "plan.spec").read_text()
+    assert abs(s["paired_diff"]) + 2 * s["paired_error"] <= 0.05
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"family": "posit"}, "--family 'posit'"),
+    ({"mantissa_mode": "stochastic"}, "needs --family float"),
+    ({"family": "float", "mantissa_mode": "sideways"}, "--mantissa-mode 'sideways'"),
     ({"tolerance": -1.0}, "--tolerance must be a positive"),
     ({"objective": "watts"}, "--objective 'watts'"),
     ({"model": "asic"}, "unknown cost model 'asic'"),

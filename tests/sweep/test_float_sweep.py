@@ -104,12 +104,10 @@ def test_a_second_call_computes_no_point(mantissa_sweep, monkeypatch):
                                   check_exact=True)
 
 
-def test_formats_added_to_a_finished_sweep_compute_only_their_points(mantissa_sweep,
-                                                                    tmp_path, monkeypatch):
-    """The same folder with --formats (and the mantissas again): only the three format
-    points are computed; the answer names the formats that pass and those that fail."""
-    folder = tmp_path / "m"
-    shutil.copytree(mantissa_sweep.output, folder / "sweep")
+def _resumed_copy(finished, folder, monkeypatch) -> list:
+    """A copy of a finished sweep's folder as ``folder/sweep``, and the list the keys of
+    the points computed from now on go to."""
+    shutil.copytree(finished.output, folder / "sweep")
     computed = []
     real = sweep_module.run_point
 
@@ -117,6 +115,14 @@ def test_formats_added_to_a_finished_sweep_compute_only_their_points(mantissa_sw
         computed.append(point.key)
         return real(config, point, *args, **kw)
     monkeypatch.setattr(sweep_module, "run_point", counting)
+    return computed
+
+
+def test_formats_added_to_a_finished_sweep_compute_only_their_points(mantissa_sweep,
+                                                                    tmp_path, monkeypatch):
+    """The same folder with --formats (and the mantissas again): only the three format
+    points are computed; the answer names the formats that pass and those that fail."""
+    computed = _resumed_copy(mantissa_sweep, tmp_path / "m", monkeypatch)
     res = run_fermions(tmp_path, "m", mantissas="4,10,23", formats=FORMATS)
     assert computed == ["potential_f_bfloat16", "potential_f_fp8e4m3",
                         "potential_f_float_e5m2_nearest_even_nosubnormals_saturate"]
@@ -146,15 +152,7 @@ def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep
     only its own points are computed, under their own names; its kernels' formats round
     stochastically, and at M = 4 that changes the energy; the default's points and answer
     are untouched (the same command without the mode recomputes nothing)."""
-    folder = tmp_path / "m"
-    shutil.copytree(mantissa_sweep.output, folder / "sweep")
-    computed = []
-    real = sweep_module.run_point
-
-    def counting(config, point, *args, **kw):
-        computed.append(point.key)
-        return real(config, point, *args, **kw)
-    monkeypatch.setattr(sweep_module, "run_point", counting)
+    computed = _resumed_copy(mantissa_sweep, tmp_path / "m", monkeypatch)
     toml = fermions_toml(tmp_path, "m")
     assert main(["sweep", str(toml), "--kernels", "potential", "--mantissas", "4,10",
                  "--mantissa-mode", "stochastic", "--tolerance", str(TOLERANCE),
@@ -163,7 +161,7 @@ def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep
     mode = "stochastic:subnormals,inf"
     assert computed == [f"potential_m04_{mode.replace(':', '_').replace(',', '_')}",
                         f"potential_m10_{mode.replace(':', '_').replace(',', '_')}"]
-    t = pd.read_parquet(folder / "sweep" / "sweep.parquet")
+    t = pd.read_parquet(tmp_path / "m" / "sweep" / "sweep.parquet")
     assert t.mantissa.tolist() == [4, 10] and t.mantissa_mode.tolist() == [mode, mode]
     assert t.precision.tolist() == [f"default=float64,potential=float:m{k}:{mode}"
                                     for k in (4, 10)]
@@ -172,7 +170,7 @@ def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep
                    for f in json.loads(row.formats).values())
     nearest = mantissa_sweep.table.set_index("mantissa")
     assert t.paired_diff.iloc[0] != nearest.paired_diff.loc[4]  # another rounding
-    summary = json.loads((folder / "sweep" / "answer.json").read_text())
+    summary = json.loads((tmp_path / "m" / "sweep" / "answer.json").read_text())
     assert summary["mantissa_mode"] == mode and summary["mantissas"] == [4, 10]
     computed.clear()
     again = run_fermions(tmp_path, "m", mantissas="4,10,23")  # the default mode

@@ -25,7 +25,7 @@ from fixedqmc.sweep.sweep import (
     parse_mantissas,
     plot_sweep,
 )
-from tests.qmc.user_system import EXAMPLE
+from tests.qmc.user_system import EXAMPLE, fermions_input
 
 #: the module (``fixedqmc.sweep.sweep`` as an attribute is the function)
 sweep_module = importlib.import_module("fixedqmc.sweep.sweep")
@@ -36,10 +36,7 @@ TOLERANCE = 0.05  # hbar omega
 
 
 def fermions(tmp_path, name):
-    return {"plugins": [str(EXAMPLE)], "output": str(tmp_path / name), "seed": 1,
-            "system": {"kind": "trapped_fermions"}, "trial": {"alpha": 0.8},
-            "method": {"kind": "vmc", "walkers": 40, "blocks": 6, "equil_blocks": 2,
-                       "steps_per_block": 5}}
+    return fermions_input(tmp_path / name)
 
 
 def run_fermions(tmp_path, name, **kw):

@@ -180,13 +180,9 @@ def test_mantissa_widths_are_tuned_the_same_way(tmp_path):
 def test_a_mantissa_mode_rounds_every_tuned_width(tmp_path):
     """``family="float", mantissa_mode="toward_zero"`` (the example user system, whose
     kernel compiles in seconds): every plan judged, the tuned one included, rounds toward
-    zero; the plan file says so; the plans are not the nearest-even ones."""
-    from tests.qmc.user_system import EXAMPLE
-    cfg = {"plugins": [str(EXAMPLE)], "output": str(tmp_path / "f"), "seed": 1,
-           "system": {"kind": "trapped_fermions"}, "trial": {"alpha": 0.8},
-           "method": {"kind": "vmc", "walkers": 40, "blocks": 6, "equil_blocks": 2,
-                      "steps_per_block": 5}}
-    res = tune(overrides=cfg, kernels="potential", tolerance=0.05, family="float",
+    zero; the plan file says so; the tuned plan passes."""
+    from tests.qmc.user_system import fermions_input
+    res = tune(overrides=fermions_input(tmp_path / "f"), kernels="potential", tolerance=0.05, family="float",
                mantissa_mode="toward_zero", widths="4:16:4", min_width=2, workers=1,
                progress=False, confirm=False)
     mode = "toward_zero:subnormals,inf"

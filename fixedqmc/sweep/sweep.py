@@ -244,8 +244,14 @@ def parse_mantissas(text) -> list[int]:
     return int_list(text, "--mantissas", "mantissa width", 1, MAX_MANTISSA)
 
 
+def _mode(rest: list, text: str) -> str:
+    """The canonical ``<rounding>:<options>`` of a ``float:m<M>`` precision whose
+    ``[:rounding][:options]`` parts are ``rest`` (of ``text``, named in the errors)."""
+    return str(sized_float(1, rest, text)).split(":", 2)[2]
+
+
 #: the canonical mode of a ``float:m<M>`` precision given no rounding or options
-DEFAULT_MANTISSA_MODE = str(sized_float(1, [], "")).split(":", 2)[2]
+DEFAULT_MANTISSA_MODE = _mode([], "")
 
 
 def parse_mantissa_mode(text) -> str:
@@ -260,7 +266,7 @@ def parse_mantissa_mode(text) -> str:
         raise FixedQMCError(f"--mantissa-mode: {text!r} is not a text such as "
                             "'stochastic' or 'toward_zero:nosubnormals'")
     try:
-        mode = str(sized_float(1, text.strip().split(":"), text)).split(":", 2)[2]
+        mode = _mode(text.strip().split(":"), text)
     except FixedQMCError as exc:
         raise FixedQMCError(f"--mantissa-mode {text!r}: {exc} (a rounding and/or options of "
                             "a float format, e.g. stochastic or toward_zero:nosubnormals)"

@@ -87,7 +87,7 @@ def _family(family: str, mantissa_mode=None) -> Family:
     if family not in FAMILIES:
         raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
     mode = parse_mantissa_mode(mantissa_mode)
-    if mode and family != "float":
+    if mantissa_mode not in (None, "") and family != "float":
         raise FixedQMCError(f"--mantissa-mode {mantissa_mode!r} rounds mantissa widths: it "
                             "needs --family float")
     fam = FAMILIES[family]

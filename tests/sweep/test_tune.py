@@ -199,6 +199,7 @@ def test_a_mantissa_mode_rounds_every_tuned_width(tmp_path):
 @pytest.mark.parametrize("kw, match", [
     ({"family": "posit"}, "--family 'posit'"),
     ({"mantissa_mode": "stochastic"}, "needs --family float"),
+    ({"mantissa_mode": "nearest_even"}, "needs --family float"),  # the default, given
     ({"family": "float", "mantissa_mode": "sideways"}, "--mantissa-mode 'sideways'"),
     ({"tolerance": -1.0}, "--tolerance must be a positive"),
     ({"objective": "watts"}, "--objective 'watts'"),

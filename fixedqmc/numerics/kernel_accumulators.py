@@ -32,7 +32,7 @@ from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_event, coun
                                            is_fixed_context, is_quiet_context,
                                            is_runtime_context, operation_stub, record_range,
                                            runtime_convert, runtime_float_into, runtime_format,
-                                           runtime_value, is_bound_context)
+                                           runtime_value, is_bound_context, ids_at_run_time)
 
 acc_zero, acc_add, acc_value, acc_fits = map(operation_stub, ("acc_zero", "acc_add",
                                                               "acc_value", "acc_fits"))
@@ -100,11 +100,12 @@ def _acc_fits(e, v, n):
 
 @overload(acc_add, prefer_literal=True, inline="always")
 def _acc_add(e, acc, x, v):
+    if ids_at_run_time(e, x, v):
+        return None
     if is_bound_context(e):
-        return lambda e, acc, x, v: KB.acc_add(e, acc, x, np.int64(v))
+        return lambda e, acc, x, v: KB.acc_add(e, acc, x, v)
     if is_float_format_context(e):  # the term rounded into v, then the sum rounded
-        return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), np.int64(v)),
-                                               np.int64(v))
+        return lambda e, acc, x, v: KF.add(e, acc, KF.round_into(e, np.float64(x), v), v)
     if not is_fixed_context(e):
         dt = e
         return lambda e, acc, x, v: _radd(acc, dt(x))
@@ -138,8 +139,10 @@ def _acc_add(e, acc, x, v):
 
 @overload(acc_value, prefer_literal=True, inline="always")
 def _acc_value(e, acc, v):
+    if ids_at_run_time(e, v):
+        return None
     if is_bound_context(e):
-        return lambda e, acc, v: KB.acc_value(e, acc, np.int64(v))
+        return lambda e, acc, v: KB.acc_value(e, acc, v)
     if not is_fixed_context(e):
         return lambda e, acc, v: acc
     if is_runtime_context(e):

@@ -26,8 +26,8 @@ from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, binary_overload, count_event,
                                            count_operation, element_random_bits,
                                            emit_result, float_params, float_result,
-                                           format_row, is_bound_context, is_fixed_context,
-                                           is_float_format_context,
+                                           format_row, ids_at_run_time, is_bound_context,
+                                           is_fixed_context, is_float_format_context,
                                            is_quiet_context, is_runtime_context,
                                            operation_stub, rounding_bits, runtime_float_into,
                                            runtime_format, runtime_from_float, runtime_value)
@@ -49,10 +49,12 @@ the float, or the raw word."""
 @overload(load, prefer_literal=True)
 def _load(e, x, v):
     """A kernel input element: a float cast to the context's type, or a raw word of var v."""
+    if ids_at_run_time(e, v):
+        return None
     if is_bound_context(e):  # the exact input, rounded into v by the trial
         if isinstance(x, types.Complex):  # a bound run's output: value + 1j * bound
-            return lambda e, x, v: KB.load_bounded(e, x, np.int64(v))
-        return lambda e, x, v: KB.load(e, np.float64(x), np.int64(v))
+            return lambda e, x, v: KB.load_bounded(e, x, v)
+        return lambda e, x, v: KB.load(e, np.float64(x), v)
     if is_float_format_context(e):  # inputs are encoded into their formats
         return lambda e, x, v: np.float64(x)
     if is_fixed_context(e):
@@ -68,10 +70,12 @@ def _load(e, x, v):
 @overload(const, prefer_literal=True)
 def _const(e, x, v):
     """A float constant rounded into variable v's format (or cast to the float type)."""
+    if ids_at_run_time(e, v):
+        return None
     if is_bound_context(e):
-        return lambda e, x, v: KB.load(e, np.float64(x), np.int64(v))
+        return lambda e, x, v: KB.load(e, np.float64(x), v)
     if is_float_format_context(e):
-        return lambda e, x, v: KF.round_into(e, np.float64(x), np.int64(v))
+        return lambda e, x, v: KF.round_into(e, np.float64(x), v)
     if is_fixed_context(e) and is_runtime_context(e):
         return lambda e, x, v: (runtime_from_float(e, np.float64(x), np.int64(v)), v)
     if is_fixed_context(e):
@@ -137,12 +141,28 @@ _ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y, KF.add, KB.add),
           (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y, _ff_sub, KB.sub),
           (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y, KF.mul, KB.mul))
 
-# inlined at numba-IR level: each fixed operation would otherwise be a real call
+def _split(ol, inline):
+    """The typing function ``ol`` for float contexts only (``inline``) or for every other
+    context.  Float operations are inlined at numba-IR level (one float instruction each);
+    the others are compiled once per signature and called, LLVM inlining what is small.
+    IR-inlining those cost a type inference of the implementation at every call site (and
+    with the float-format fast paths, their own inlined helpers again): 20x the compile
+    time of a float-format kernel, 2x with fixed formats compiled in; run-time contexts
+    pass variable ids as int64s (:func:`ids_at_run_time`), so every call site of one
+    operand type shares a single compilation."""
+    def typing(e, x, y, v):
+        if isinstance(e, types.Float) == inline:
+            return ol(e, x, y, v)
+        return None
+    return typing
+
+
 for _code, (_op, _raw, _float, _ff, _kb) in enumerate(_ARITH):
-    overload(_op, prefer_literal=True, inline="always")(
-        binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
-                        narrow_op=narrow.binary, inline_general=True, float_format_op=_ff,
-                        bound_op=_kb))
+    _ol = binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
+                          narrow_op=narrow.binary, inline_general=True, float_format_op=_ff,
+                          bound_op=_kb)
+    overload(_op, prefer_literal=True, inline="always")(_split(_ol, True))
+    overload(_op, prefer_literal=True)(_split(_ol, False))
 
 
 @overload(store)

@@ -127,6 +127,17 @@ def is_bound_context(ctx) -> bool:
     return _ends_in(ctx, BoundsType)
 
 
+def ids_at_run_time(e, *args) -> bool:
+    """True when context ``e`` reads its variables' formats at run time (run-time fixed
+    formats, float formats, bounds) and ``args`` still hold literal variable ids (an output
+    id, or a value's id).  There an id only indexes rows, so an overload returns None for
+    these types and numba types it again with every id as an int64: one compilation for
+    all variables instead of one per id (prefer_literal tries literal types first)."""
+    runtime = (is_bound_context(e) or is_float_format_context(e)
+               or (is_fixed_context(e) and is_runtime_context(e)))
+    return runtime and any(types.unliteral(a) != a for a in args)
+
+
 def format_row(table, v, what):
     """The format row of variable id ``v`` (a compile-time constant) at typing time; ``what``
     names the operation (and operand) in the error for an id that is not a constant."""
@@ -437,10 +448,12 @@ def binary_overload(name, opcode, raw_op, float_impl, runtime_op, narrow_op=None
     options = {"nogil": True, **({"inline": "always"} if inline_general else {})}
 
     def ol(e, x, y, v):
+        if ids_at_run_time(e, x, y, v):
+            return None
         if is_bound_context(e):
-            return lambda e, x, y, v: bound_op(e, x, y, np.int64(v))
+            return lambda e, x, y, v: bound_op(e, x, y, v)
         if is_float_format_context(e):
-            return lambda e, x, y, v: float_format_op(e, x, y, np.int64(v))
+            return lambda e, x, y, v: float_format_op(e, x, y, v)
         if not is_fixed_context(e):
             return float_impl(e)
         if is_runtime_context(e):

@@ -46,8 +46,9 @@ from fixedqmc.numerics.float_ops import as_bits
 from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, binary_overload, count_event,
                                            count_operation, element_random_bits,
                                            emit_result, flag_of, float_params, float_result,
-                                           format_row, is_bound_context, is_fixed_context,
-                                           is_float_format_context, is_runtime_context,
+                                           format_row, ids_at_run_time, is_bound_context,
+                                           is_fixed_context, is_float_format_context,
+                                           is_runtime_context,
                                            operation_stub, rounding_bits,
                                            runtime_float_into, runtime_format, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
@@ -190,10 +191,12 @@ def _unary_overload(name, opcode, raw_op, float_maker):
     bound_op = _BOUND[name]
 
     def ol(e, x, v):
+        if ids_at_run_time(e, x, v):
+            return None
         if is_bound_context(e):
-            return lambda e, x, v: bound_op(e, x, np.int64(v))
+            return lambda e, x, v: bound_op(e, x, v)
         if is_float_format_context(e):
-            return lambda e, x, v: ff_op(e, x, np.int64(v))
+            return lambda e, x, v: ff_op(e, x, v)
         if not is_fixed_context(e):
             f = njit(float_maker(e), nogil=True)
             return lambda e, x, v: f(x)
@@ -296,6 +299,18 @@ def _llvm_select(typingctx, cond, x, y):
 
 @overload(select, prefer_literal=True, inline="always")
 def _select(e, cond, x, y):
+    if is_fixed_context(e) and is_runtime_context(e):
+        # run-time formats carry ids as int64s (ids_at_run_time): one variable checked as
+        # the kernel runs (formats compiled in check it while typing, below)
+        if types.unliteral(x) != types.unliteral(y):
+            raise TypingError(f"select: x and y must be of one type, got {x} and {y}")
+
+        def runtime(e, cond, x, y):
+            if x[1] != y[1]:
+                raise ValueError("select: x and y must be values of the same kernel variable;"
+                                 " convert one to the other's first")
+            return (_llvm_select(cond, x[0], y[0]), np.int64(x[1]))
+        return runtime
     # (numba retries a failed literal typing with the literals erased: refuse that too)
     if is_fixed_context(e) and (x.types[1] != y.types[1]
                                 or not isinstance(x.types[1], types.IntegerLiteral)):
@@ -303,7 +318,7 @@ def _select(e, cond, x, y):
                           f"{x.types[1]} and {y.types[1]}; convert one to the other's first")
     if x != y:
         raise TypingError(f"select: x and y must be of one type, got {x} and {y}")
-    if is_fixed_context(e) and not is_runtime_context(e):
+    if is_fixed_context(e):
         # typed formats: select the words (and quiet flags) and rebuild the value with its
         # variable id as a constant; a selected tuple would lose the id's literal type,
         # which every further operation needs

@@ -477,9 +477,13 @@ def test_a_selected_value_goes_on_into_further_operations():
     assert np.max(np.abs(got - np.clip(want, fz.min, fz.max))) <= fz.resolution
 
 
-def test_select_of_two_variables_is_a_typing_error():
+def test_select_of_two_variables_is_refused():
+    """A typing error with formats compiled in; at run time (ids are run-time integers
+    there) an error as the kernel runs."""
     from numba.core.errors import TypingError
     kp = precision(*TYPED, "half_even", "saturate")
+    words = [np.zeros(1, np.int64) for _ in range(3)]
     with pytest.raises(TypingError, match="same kernel variable"):
-        _select_two_variables(kp.context(), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                              np.zeros(1, np.int64))
+        _select_two_variables(kp.context(), *words)
+    with pytest.raises(ValueError, match="same kernel variable"):
+        _select_two_variables(kp.at_runtime().context(), *words)

@@ -4,7 +4,7 @@
 Float contexts: the float cast and the float operation.  Fixed contexts with formats compiled
 in: the exact operation of :mod:`~fixedqmc.numerics.quantize` rounded once into the output
 variable's format (the machine-word forms of :mod:`~fixedqmc.numerics.narrow` where the
-formats allow them), inlined at numba-IR level.  Run-time formats: one compiled routine for
+formats allow them), compiled once per call signature (:func:`_split`).  Run-time formats: one compiled routine for
 every format (``_rt_binary``), float formats included (:mod:`~fixedqmc.numerics.float_ops`:
 the exact result rounded once).  See :mod:`fixedqmc.numerics.kernel_core`.
 """

@@ -21,9 +21,10 @@ from fixedqmc.numerics.modes import FLOOR, HALF_AWAY, HALF_EVEN, HALF_UP, STOCHA
 
 _JIT = dict(nogil=True)
 _TWO64 = 2.0**64
-# The raw operations are inlined into kernels at numba-IR level (LLVM would not inline them
-# next to the large 192-bit fallbacks, which stay out of line); their small helpers are left
-# to LLVM, since IR-level inlining of every helper multiplies compile time.
+# The raw operations are inlined at numba-IR level into the kernel operation that uses them
+# (LLVM would not inline them next to the large 192-bit fallbacks, which stay out of line);
+# their small helpers are left to LLVM, since IR-level inlining of every helper multiplies
+# compile time.
 _FAST = dict(nogil=True, inline="always")
 _U63 = np.uint64(63)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

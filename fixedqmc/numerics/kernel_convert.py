@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
@@ -16,8 +17,8 @@ from fixedqmc.numerics import narrow
 from fixedqmc.numerics import quantize as Q
 from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_operation,
                                            element_random_bits, emit_result, flag_of,
-                                           float_from_bits, format_row, is_bound_context,
-                                           is_fixed_context,
+                                           float_from_bits, format_row, ids_at_run_time,
+                                           is_bound_context, is_fixed_context,
                                            is_float_format_context,
                                            is_runtime_context, operation_stub, runtime_convert,
                                            runtime_format, runtime_from_float, runtime_value)
@@ -36,7 +37,26 @@ float to float: a cast."""
 
 
 @overload(convert, prefer_literal=True, inline="always")
+def _convert_into_float(e, x, src, v):
+    """Into a float context: inlined at numba-IR level (a cast or a scaling)."""
+    return _convert(e, x, src, v) if isinstance(e, types.Float) else None
+
+
+@overload(convert, prefer_literal=True)
+def _convert_into_formats(e, x, src, v):
+    """Into any other context: compiled once per signature and called (see
+    :func:`fixedqmc.numerics.kernel_arith._split`); ids as int64s where both contexts read
+    formats at run time (a source with formats compiled in needs its value's literal id)."""
+    if isinstance(e, types.Float):
+        return None
+    if (ids_at_run_time(e, x, v)
+            and not (is_fixed_context(src) and not is_runtime_context(src))):
+        return None
+    return _convert(e, x, src, v)
+
+
 def _convert(e, x, src, v):
+    """The implementation of :func:`convert` for the context types."""
     if is_bound_context(e) or is_bound_context(src):
         if not (is_bound_context(e) and is_bound_context(src)):
             raise TypingError("convert: a bound context converts only values of another "

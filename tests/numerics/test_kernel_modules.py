@@ -1,9 +1,17 @@
 """The kernel modules behind ``fixedqmc.numerics.kernel``: names that numba's on-disk cache
-pickled under ``kernel`` still resolve there."""
+pickled under ``kernel`` still resolve there, and operations compile once for all their call
+sites where formats are read at run time."""
 
 import pickle
 
+import numpy as np
+import pytest
+from numba import njit
+from numba.core import event
+
 from fixedqmc.numerics import kernel_types
+from fixedqmc.numerics.kernel import add, at, chunk, load, store
+from fixedqmc.numerics.polynomial import A, B, BUC, C, QUADRATIC, U, UBUC, UC, Y
 
 
 def test_a_cache_index_written_before_the_split_unpickles():
@@ -12,3 +20,39 @@ def test_a_cache_index_written_before_the_split_unpickles():
     # (then be found stale by its source stamp) instead of raising AttributeError
     old_reference = b"cfixedqmc.numerics.kernel\nFormatTableType\n."
     assert pickle.loads(old_reference) is kernel_types.FormatTableType
+
+
+def _sum_chain(ctx, x, out):
+    # four additions, each into another variable of the quadratic kernel's spec
+    e = at(chunk(ctx, 0), 0)
+    a = load(e, x[0], A)
+    t = add(e, a, load(e, x[1], B), UC)
+    t = add(e, t, load(e, x[2], C), BUC)
+    t = add(e, t, load(e, x[3], U), UBUC)
+    out[0] = store(e, add(e, t, a, Y))
+
+
+@pytest.mark.parametrize("spec", ["fixed:24", "bfloat16"])
+def test_every_call_site_of_an_operation_shares_one_compilation_at_run_time(spec):
+    """Where formats are read at run time, variable ids are not part of an operation's
+    signature: the four additions into four variables compile `add` once, not four times
+    (docs/architecture.md, compile cost)."""
+    kp = QUADRATIC.resolve(spec)
+    kp = kp.at_runtime() if kp.kind == "formats" and not kp.runtime else kp
+    x = np.array([0.5, 0.25, -0.125, 0.375])
+    ins = np.concatenate([kp.encode(name, x[i:i + 1], 0, None) for i, name in
+                          enumerate("abcu")])
+    out = np.zeros(1, kp.dtype)
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    with event.install_listener("numba:compile", Listener()):
+        njit(_sum_chain)(kp.context(0), ins, out)
+    assert kp.decode("y", out)[0] == 1.5  # 0.5 + 0.25 - 0.125 + 0.375 + 0.5, exact
+    assert sum("binary_overload" in name for name in compiled) == 1

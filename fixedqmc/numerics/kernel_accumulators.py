@@ -32,7 +32,8 @@ from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_event, coun
                                            is_fixed_context, is_quiet_context,
                                            is_runtime_context, operation_stub, record_range,
                                            runtime_convert, runtime_float_into, runtime_format,
-                                           runtime_value, is_bound_context, ids_at_run_time)
+                                           runtime_value, is_bound_context, ids_at_run_time,
+                                           overload_operation)
 
 acc_zero, acc_add, acc_value, acc_fits = map(operation_stub, ("acc_zero", "acc_add",
                                                               "acc_value", "acc_fits"))
@@ -98,7 +99,6 @@ def _acc_fits(e, v, n):
     return lambda e, v, n: room >= 0 and (np.int64(n) >> np.int64(min(room, 63))) == 0
 
 
-@overload(acc_add, prefer_literal=True, inline="always")
 def _acc_add(e, acc, x, v):
     if ids_at_run_time(e, x, v):
         return None
@@ -137,7 +137,6 @@ def _acc_add(e, acc, x, v):
     return lambda e, acc, x, v: W.add(acc, W.from_raw(convert(e, x, e, v)[0], so))
 
 
-@overload(acc_value, prefer_literal=True, inline="always")
 def _acc_value(e, acc, v):
     if ids_at_run_time(e, v):
         return None
@@ -168,6 +167,10 @@ def _acc_value(e, acc, v):
         r, ev = Q.store(acc, so, wo, ovf)
         return emit_result(e, r, ev, v, np.int64(0))
     return counted
+
+
+overload_operation(acc_add, _acc_add)
+overload_operation(acc_value, _acc_value)
 
 
 # Accumulator arrays: the accumulators of acc_zero/acc_add/acc_value kept in a buffer (float:

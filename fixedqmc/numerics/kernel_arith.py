@@ -1,12 +1,14 @@
 """Values in and out of a kernel and their arithmetic: :func:`load`, :func:`const`,
 :func:`add`, :func:`sub`, :func:`mul` and :func:`store`, for every context kind.
 
-Float contexts: the float cast and the float operation.  Fixed contexts with formats compiled
+Float contexts: the float cast and the float operation. Fixed contexts with formats compiled
 in: the exact operation of :mod:`~fixedqmc.numerics.quantize` rounded once into the output
 variable's format (the machine-word forms of :mod:`~fixedqmc.numerics.narrow` where the
-formats allow them), compiled once per call signature (:func:`_split`).  Run-time formats: one compiled routine for
-every format (``_rt_binary``), float formats included (:mod:`~fixedqmc.numerics.float_ops`:
-the exact result rounded once).  See :mod:`fixedqmc.numerics.kernel_core`.
+formats allow them), compiled once per call signature
+(:func:`~fixedqmc.numerics.kernel_core.overload_operation`). Run-time formats: one compiled
+routine for every format (``_rt_binary``), float formats included
+(:mod:`~fixedqmc.numerics.float_ops`: the exact result rounded once). See
+:mod:`fixedqmc.numerics.kernel_core`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, binary_overload, 
                                            format_row, ids_at_run_time, is_bound_context,
                                            is_fixed_context, is_float_format_context,
                                            is_quiet_context, is_runtime_context,
-                                           operation_stub, rounding_bits, runtime_float_into,
-                                           runtime_format, runtime_from_float, runtime_value)
+                                           operation_stub, overload_operation, rounding_bits,
+                                           runtime_float_into, runtime_format,
+                                           runtime_from_float, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
 
 load, const, add, sub, mul, store = map(operation_stub, ("load", "const", "add", "sub", "mul",
@@ -141,28 +144,10 @@ _ARITH = ((add, Q.add_raw, lambda dt: lambda e, x, y, v: x + y, KF.add, KB.add),
           (sub, Q.sub_raw, lambda dt: lambda e, x, y, v: x - y, _ff_sub, KB.sub),
           (mul, Q.mul_raw, lambda dt: lambda e, x, y, v: x * y, KF.mul, KB.mul))
 
-def _split(ol, inline):
-    """The typing function ``ol`` for float contexts only (``inline``) or for every other
-    context.  Float operations are inlined at numba-IR level (one float instruction each);
-    the others are compiled once per signature and called, LLVM inlining what is small.
-    IR-inlining those cost a type inference of the implementation at every call site (and
-    with the float-format fast paths, their own inlined helpers again): 20x the compile
-    time of a float-format kernel, 2x with fixed formats compiled in; run-time contexts
-    pass variable ids as int64s (:func:`ids_at_run_time`), so every call site of one
-    operand type shares a single compilation."""
-    def typing(e, x, y, v):
-        if isinstance(e, types.Float) == inline:
-            return ol(e, x, y, v)
-        return None
-    return typing
-
-
 for _code, (_op, _raw, _float, _ff, _kb) in enumerate(_ARITH):
-    _ol = binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
-                          narrow_op=narrow.binary, inline_general=True, float_format_op=_ff,
-                          bound_op=_kb)
-    overload(_op, prefer_literal=True, inline="always")(_split(_ol, True))
-    overload(_op, prefer_literal=True)(_split(_ol, False))
+    overload_operation(_op, binary_overload(_op.__name__, _code, _raw, _float, _rt_binary,
+                                            narrow_op=narrow.binary, inline_general=True,
+                                            float_format_op=_ff, bound_op=_kb))
 
 
 @overload(store)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.core import types
 from numba.core.errors import TypingError
-from numba.extending import overload
 
 from fixedqmc.numerics import kernel_bound as KB
 from fixedqmc.numerics import kernel_float as KF
@@ -20,7 +18,8 @@ from fixedqmc.numerics.kernel_core import (COUNTED_OPERATIONS, count_operation,
                                            float_from_bits, format_row, ids_at_run_time,
                                            is_bound_context, is_fixed_context,
                                            is_float_format_context,
-                                           is_runtime_context, operation_stub, runtime_convert,
+                                           is_runtime_context, operation_stub, overload_operation,
+                                           runtime_convert,
                                            runtime_format, runtime_from_float, runtime_value)
 from fixedqmc.numerics.modes import STOCHASTIC
 
@@ -36,27 +35,14 @@ words of at most 24 (float32) or 53 (float64) significant bits, else rounded to 
 float to float: a cast."""
 
 
-@overload(convert, prefer_literal=True, inline="always")
-def _convert_into_float(e, x, src, v):
-    """Into a float context: inlined at numba-IR level (a cast or a scaling)."""
-    return _convert(e, x, src, v) if isinstance(e, types.Float) else None
-
-
-@overload(convert, prefer_literal=True)
-def _convert_into_formats(e, x, src, v):
-    """Into any other context: compiled once per signature and called (see
-    :func:`fixedqmc.numerics.kernel_arith._split`); ids as int64s where both contexts read
-    formats at run time (a source with formats compiled in needs its value's literal id)."""
-    if isinstance(e, types.Float):
-        return None
+def _convert(e, x, src, v):
+    """The typing of :func:`convert` (registered by
+    :func:`~fixedqmc.numerics.kernel_core.overload_operation`); ids as int64s where both
+    contexts read formats at run time (a source with formats compiled in needs its value's
+    literal id)."""
     if (ids_at_run_time(e, x, v)
             and not (is_fixed_context(src) and not is_runtime_context(src))):
         return None
-    return _convert(e, x, src, v)
-
-
-def _convert(e, x, src, v):
-    """The implementation of :func:`convert` for the context types."""
     if is_bound_context(e) or is_bound_context(src):
         if not (is_bound_context(e) and is_bound_context(src)):
             raise TypingError("convert: a bound context converts only values of another "
@@ -146,3 +132,6 @@ def _convert_to_float_format(src, x):
     sa, _, fa, _, _ = format_row(src.types[0].table, x.types[1], "convert (source)")
     sa = sa != 0
     return lambda e, x, src, v: KF.fixed_into(e, x[0], sa, fa, np.int64(v))
+
+
+overload_operation(convert, _convert)

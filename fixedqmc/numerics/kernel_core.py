@@ -75,6 +75,8 @@ operand's value enters as a float64, exact for words of at most 53 significant b
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from llvmlite import ir
 from numba import njit
@@ -423,6 +425,30 @@ def runtime_convert(e, ra, sa, wa, fa, vo):
                       rounding_bits(e, vo, rnd))
     count_event(e, ev, vo)
     return r
+
+
+# ----------------------------------------------------------- registering operations --
+def overload_operation(op, typing):
+    """Register ``typing`` (a numba typing function ``typing(e, ...)`` of operation ``op``,
+    the context first) twice: for float contexts inlined at numba-IR level (a float
+    instruction or two), for every other context compiled once per signature and called,
+    LLVM inlining what is small.  Inlining the others at numba-IR level costs a type
+    inference of the implementation at every call site, and the float-format fast paths
+    bring their own inlined helpers again each time: 20x the compile time of a float-format
+    kernel, 2x with fixed formats compiled in (docs/architecture.md).  With
+    :func:`ids_at_run_time`, every call site of one operand type in a run-time context
+    shares a single compilation."""
+    @functools.wraps(typing)  # (numba checks the typing function's signature)
+    def in_float(*args):
+        return typing(*args) if isinstance(args[0], types.Float) else None
+
+    @functools.wraps(typing)
+    def elsewhere(*args):
+        return None if isinstance(args[0], types.Float) else typing(*args)
+
+    overload(op, prefer_literal=True, inline="always")(in_float)
+    overload(op, prefer_literal=True)(elsewhere)
+    return typing
 
 
 # ---------------------------------------------------------------- binary operations --

@@ -38,7 +38,7 @@ def test_every_call_site_of_an_operation_shares_one_signature_at_run_time(spec):
     signature: the four additions into four variables are one signature of `add`, compiled
     once, not four (docs/architecture.md, compile cost)."""
     kp = QUADRATIC.resolve(spec)
-    kp = kp.at_runtime() if kp.kind == "formats" and not kp.runtime else kp
+    kp = kp.at_runtime() if kp.kind == "formats" else kp  # (float formats: already)
     x = np.array([0.5, 0.25, -0.125, 0.375])
     ins = np.concatenate([kp.encode(name, x[i:i + 1], 0, None) for i, name in
                           enumerate("abcu")])

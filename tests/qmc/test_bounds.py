@@ -13,10 +13,6 @@ from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
 from fixedqmc.testing import assert_system_within_bound
 from fixedqmc.testing.strategies import walker_positions
 
-# One xdist worker runs this module's tests (make test: --dist loadgroup):
-# the He3 bound fixture and its bound-context kernels compile once.
-pytestmark = pytest.mark.xdist_group("helium_bound")
-
 TABLES = TableSettings(r_max=30.0)
 QUANTITIES = {"potential.sum", "wavefunction.sum", "kinetic.lap_sum", "kinetic.grad2_sum",
               "kinetic.grad", "potential", "kinetic", "local_energy"}

@@ -14,6 +14,10 @@ from fixedqmc.run import run
 from fixedqmc.sweep import sweep, tune
 from tests.qmc.user_system import EXAMPLE
 
+# One worker runs this module and test_float_sweep.py (make test: --dist loadgroup): both
+# compile the example fermion system's kernels, float formats included.
+pytestmark = pytest.mark.xdist_group("user_system")
+
 TOML = EXAMPLE.with_name("trapped_fermions_vmc.toml")
 
 

@@ -27,6 +27,10 @@ from fixedqmc.sweep.sweep import (
 )
 from tests.qmc.user_system import EXAMPLE, fermions_input
 
+# One worker runs this module and test_user_system.py (make test: --dist loadgroup): both
+# compile the example fermion system's kernels, float formats included.
+pytestmark = pytest.mark.xdist_group("user_system")
+
 #: the module (``fixedqmc.sweep.sweep`` as an attribute is the function)
 sweep_module = importlib.import_module("fixedqmc.sweep.sweep")
 

@@ -25,6 +25,10 @@ from fixedqmc.systems.molecule.geometry import build_mole
 from fixedqmc.systems.molecule.scf import mean_field
 from fixedqmc.systems.molecule.system import ORBITAL_KERNELS, Molecule
 
+# One worker runs this module and test_system.py (make test: --dist loadgroup): both
+# compile the molecule's fixed-point kernels.
+pytestmark = pytest.mark.xdist_group("molecule_system")
+
 _RAW = T._EXP_TABLES.tolist()
 EXP_TABLES = (_RAW[:4096], _RAW[4096:6144], _RAW[6144:])
 LN2 = int(np.uint64(T._LN2_WORD.view(np.uint64)))

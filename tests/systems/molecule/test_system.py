@@ -14,6 +14,10 @@ from fixedqmc.systems.molecule.scf import mean_field
 from fixedqmc.systems.molecule.system import Molecule
 from fixedqmc.testing import check_system
 
+# One worker runs this module and test_exact.py (make test: --dist loadgroup): both
+# compile the molecule's fixed-point kernels.
+pytestmark = pytest.mark.xdist_group("molecule_system")
+
 H2 = "H 0 0 0; H 0 0 1.4"
 H2_EXACT = -1.17447  # non-relativistic ground state at R = 1.4 bohr (Kolos-Wolniewicz)
 

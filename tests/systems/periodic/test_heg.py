@@ -22,6 +22,10 @@ from fixedqmc.systems.periodic.shells import closed_shell_counts, occupied
 from fixedqmc.systems.parts import PartMove, PartValues
 from fixedqmc.testing import check_part, check_system
 
+# One worker runs this module and test_heg_optimize.py (make test: --dist loadgroup): both
+# compile the electron gas's system kernels.
+pytestmark = pytest.mark.xdist_group("heg_system")
+
 
 @pytest.fixture(scope="module")
 def gas14():

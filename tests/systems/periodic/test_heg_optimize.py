@@ -17,6 +17,10 @@ from fixedqmc.run import run
 from fixedqmc.run.config import load_config
 from fixedqmc.run.optimize import optimize
 
+# One worker runs this module and test_heg.py (make test: --dist loadgroup): both
+# compile the electron gas's system kernels.
+pytestmark = pytest.mark.xdist_group("heg_system")
+
 JASTROW = {"enabled": True, "alpha_parallel": [0.0, 0.0], "alpha_antiparallel": [0.0, 0.0],
            "p_coefficients": [0.0]}
 

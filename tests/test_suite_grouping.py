@@ -10,7 +10,8 @@ def test_loadgroup_groups_the_marked_tests(request):
     silently drop (pytest-xdist issue 1386): the test extra excludes that pytest
     (pyproject.toml), and this test fails if grouping is lost again."""
     if not getattr(request.config.option, "loadgroup", False):  # (set in xdist workers)
-        pytest.skip("run without --dist loadgroup")
+        pytest.skip("grouping exists only under --dist loadgroup (make test); "
+                    "this run has no xdist groups to check")
     assert request.node.nodeid.endswith("@grouping_check"), (
         f"--dist loadgroup does not group (pytest {pytest.__version__}): node id "
         f"{request.node.nodeid!r} has no group suffix")

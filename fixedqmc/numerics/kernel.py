@@ -39,13 +39,14 @@ from fixedqmc.numerics.kernel_elements import (N_CHUNKS, at, chunk, chunk_bounds
                                                is_quiet, n_chunks, quiet)
 from fixedqmc.numerics.kernel_lookup import less, log2_bin, uniform_bin
 from fixedqmc.numerics.kernel_spec import (KernelPrecision, KernelSpec, Variable,
-                                           symmetric_range)
+                                           shared_context_kind, symmetric_range)
 # FormatTableType too: numba's on-disk cache indexes written when it was defined here pickled
 # it under this module, and such an index must unpickle (to be found stale), not fail
 from fixedqmc.numerics.kernel_types import (Bounds, FloatFormats, FormatTable,
                                             FormatTableType, TypedContext)
 
-__all__ = ["Variable", "KernelSpec", "KernelPrecision", "symmetric_range", "FormatTable", "FormatTableType",
+__all__ = ["Variable", "KernelSpec", "KernelPrecision", "symmetric_range",
+           "shared_context_kind", "FormatTable", "FormatTableType",
            "TypedContext", "FloatFormats", "Bounds", "is_fixed_context",
            "is_float_format_context", "is_bound_context",
            "N_CHUNKS", "n_chunks", "chunk_bounds", "chunk", "at", "quiet",

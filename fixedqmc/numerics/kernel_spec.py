@@ -224,6 +224,19 @@ class KernelPrecision:
                                 "form; use the typed float32 kernel")
         return replace(self, runtime=True)
 
+    def in_float_context(self) -> "KernelPrecision":
+        """A float64 precision as float64 rows of the float-format context
+        (:mod:`~fixedqmc.numerics.kernel_float`): every variable the format float64 at
+        nearest even, whose results are the machine's float64 results, unrounded; so a
+        compiled kernel that also takes float-format kernels' contexts has one type for
+        every choice of which of them are float64 (:func:`shared_context_kind`)."""
+        if self.kind != "float64":
+            raise FixedQMCError(f"kernel {self.spec.name!r}: only a float64 precision has "
+                                f"a float-context form, not {self.kind}")
+        fmt, n = NAMED_FORMATS["float64"], len(self.spec.variables)
+        return replace(self, kind="formats", formats=(fmt,) * n, roundings=(fmt.rounding,) * n,
+                       overflows=(fmt.overflow,) * n, runtime=True)
+
     @cached_property
     def float_only(self) -> bool:
         """Every variable in a float format (float64 and emulated float32 included): the
@@ -424,3 +437,23 @@ class KernelPrecision:
     @cached_property
     def _log_keys(self) -> tuple:
         return tuple(f"{self.spec.name}.{v}" for v in self.spec.names)
+
+
+def shared_context_kind(precisions: dict) -> dict:
+    """``{kernel: KernelPrecision}`` of kernels compiled together (a fused kernel taking each
+    one's context) with their float64 kernels moved into the context kind of the emulated
+    ones, so that one compilation serves every choice of which kernels are emulated (a
+    sweep's kernel sets): with any fixed-point format every kernel reads its formats at run
+    time (:meth:`KernelPrecision.at_runtime`; float64 as bit patterns), with float formats
+    only the float64 kernels run as float64 rows of the float-format context
+    (:meth:`KernelPrecision.in_float_context`).  Either way a float64 kernel computes the
+    machine's float64 results, in order (tests compare its bits with the typed float64
+    kernel's).  Precisions without fixed or float formats, or with a float32 kernel (no
+    run-time form), are returned as they are."""
+    kinds = {kp.kind for kp in precisions.values()}
+    if "formats" not in kinds or "float32" in kinds:
+        return dict(precisions)
+    if all(kp.float_only for kp in precisions.values() if kp.kind == "formats"):
+        return {k: kp.in_float_context() if kp.kind == "float64" else kp
+                for k, kp in precisions.items()}
+    return {k: kp.at_runtime() for k, kp in precisions.items()}

@@ -3,6 +3,7 @@ pickled under ``kernel`` still resolve there, and operations compile once for al
 sites where formats are read at run time."""
 
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from numba import njit
 from numba.core import ir
 
 from fixedqmc.numerics import kernel_types
-from fixedqmc.numerics.kernel import add, at, chunk, load, store
+from fixedqmc.numerics.kernel import add, at, chunk, load, shared_context_kind, store
 from fixedqmc.numerics.polynomial import A, B, BUC, C, QUADRATIC, U, UBUC, UC, Y
 
 
@@ -51,3 +52,37 @@ def test_every_call_site_of_an_operation_shares_one_signature_at_run_time(spec):
                   if isinstance(expr, ir.Expr) and expr.op == "call"
                   and getattr(typed.typemap[expr.func.name], "typing_key", None) is add}
     assert len(signatures) == 1
+
+
+def _two_kernels(cp, cq, xp, xq, out_p, out_q):
+    # one compiled function running two kernels, each in its own context (a fused kernel)
+    for c, x, out in ((cp, xp, out_p), (cq, xq, out_q)):
+        e = at(chunk(c, 0), 0)
+        out[0] = store(e, add(e, load(e, x[0], A), load(e, x[1], B), Y))
+
+
+@pytest.mark.parametrize("emulated", ["fixed:24", "bfloat16"])
+def test_a_fused_kernel_compiles_once_for_every_choice_of_emulated_kernels(emulated):
+    """shared_context_kind puts a fused kernel's float64 kernels into the emulated ones'
+    context kind: one compilation serves p emulated, q emulated and both (a sweep's kernel
+    sets), and a float64 kernel there still computes the machine's float64 result."""
+    specs = {k: replace(QUADRATIC, name=k) for k in "pq"}
+    x = np.array([1.0 / 3.0, 2.0 ** -30])  # a + b rounds in float64, more in 24 bits
+    kernel = njit(_two_kernels)
+    for chosen in ("p", "q", "p,q"):
+        spec = "default=float64," + ",".join(f"{k}={emulated}" for k in chosen.split(","))
+        kps = shared_context_kind({k: s.resolve(spec) for k, s in specs.items()})
+        ins = [np.concatenate([kps[k].encode(v, x[i:i + 1]) for i, v in enumerate("ab")])
+               for k in "pq"]
+        outs = [np.zeros(1, kps[k].dtype) for k in "pq"]
+        kernel(kps["p"].context(0), kps["q"].context(0), *ins, *outs)
+        for k, out in zip("pq", outs):
+            y = kps[k].decode("y", out)[0]
+            if k in chosen:
+                assert y != x[0] + x[1]
+            else:
+                assert y == x[0] + x[1]
+    assert len(kernel.signatures) == 1
+    # without a fixed or float format, nothing changes: the typed float64 kernels
+    f64 = {k: s.resolve("float64") for k, s in specs.items()}
+    assert shared_context_kind(f64) == f64

@@ -57,3 +57,25 @@ def test_bfloat16_runs_and_logs_events(kind):
     frame = system.log.to_frame()
     assert {"underflow", "subnormal", "nan"} <= set(frame.columns)
     assert set(system.formats().values()) == {"bfloat16"}
+
+
+@pytest.mark.slow
+def test_helium_kernel_sets_at_a_float_format_share_one_compilation():
+    """Helium's fused cluster kernel takes every kernel's context: with one kernel set at a
+    float format, the float64 kernels run as float64 rows of the float-format context
+    (shared_context_kind), so every set compiles the one kernel, and the kernels outside
+    the set give float64's bits."""
+    from fixedqmc.systems.helium import kernels as K
+
+    _, pos, system64 = energies("helium", "float64")
+    ref = system64.evaluate(Walkers(np.array(pos), None))
+    before = len(K.cluster_kernel.signatures)
+    for kernels, same in (("potential", ("kinetic",)), ("kinetic", ("potential",))):
+        _, _, system = energies("helium", f"default=float64,{kernels}=bfloat16", pos)
+        assert {kp.kind for kp in system.precisions.values()} == {"formats"}
+        ev = system.evaluate(Walkers(np.array(pos), None))
+        np.testing.assert_array_equal(ev.ln_psi, ref.ln_psi)
+        for part in same:
+            np.testing.assert_array_equal(ev.parts[part], ref.parts[part])
+        assert not np.array_equal(ev.parts[kernels], ref.parts[kernels])
+    assert len(K.cluster_kernel.signatures) - before <= 1

@@ -45,7 +45,8 @@ import numpy as np
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics.bound_run import KernelBound, linear_bound, system_bound
-from fixedqmc.numerics.kernel import KernelPrecision, KernelSpec, Variable
+from fixedqmc.numerics.kernel import (KernelPrecision, KernelSpec, Variable,
+                                      shared_context_kind)
 from fixedqmc.numerics.kernel_set import (formats_of, host_stats, merge_counts, merge_stats,
                                           step_seed)
 from fixedqmc.numerics.overflow import OverflowLog
@@ -155,8 +156,10 @@ class HeliumCluster:
         Compile fixed formats into the kernels (fastest, but one compilation of a minute or
         more per set of formats).  Otherwise (default) a precision with any fixed kernel runs
         the run-time-format kernel, one compilation for every width and every mix of fixed
-        and float64 kernels (:meth:`KernelPrecision.at_runtime`; float32 or analytic
-        kernels use the typed kernels).  Results are bit-identical either way.
+        and float64 kernels, and a precision with float formats only the float-format
+        kernel, one compilation for every format and every mix of float-format and float64
+        kernels (:func:`~fixedqmc.numerics.kernel_spec.shared_context_kind`; float32 or
+        analytic kernels use the typed kernels).  Results are bit-identical either way.
     """
 
     kernel_names = KERNEL_NAMES
@@ -199,13 +202,14 @@ class HeliumCluster:
             if src == "analytic" and self.precisions[k].kind == "formats":
                 raise FixedQMCError(f"kernel {k!r}: analytic evaluation runs in float64 or "
                                     "float32 only; use source 'table' for fixed point")
-        # run-time formats: one compiled kernel for every width and mix of fixed and float64
+        # one context kind for the fused kernel: one compilation for every width (or float
+        # format) and every choice of which kernels are float64
         self.runtime = (not self.specialise
                         and all(kp.kind != "float32" for kp in self.precisions.values())
                         and all(src == "table" for src in self.sources.values())
                         and any(kp.kind == "formats" for kp in self.precisions.values()))
         if self.runtime:
-            self.precisions = {k: kp.at_runtime() for k, kp in self.precisions.items()}
+            self.precisions = shared_context_kind(self.precisions)
         self.log = OverflowLog()
         self._sources = self._kernel_sources()
         self._compiled = False

@@ -89,8 +89,8 @@ run), ``fits``, the estimates (``paired_diff``, ``paired_error``, ``paired_energ
 ``full_*``, with ``full_parted``: the walkers whose trajectory parted from float64's),
 the bound columns of a system that can be bounded (paired points: ``bound_mean``,
 ``bound_max``, ``bound_error_max``, ``bound_unbounded``, ``bound_violations``,
-``bound_samples``, :func:`~fixedqmc.sweep.estimates.bound_columns`, on the first block of
-samples), ``formats`` (JSON: every variable of the set and its format), ``overflow_events``,
+``bound_samples``, :func:`~fixedqmc.sweep.estimates.bound_columns`, on every sample),
+``formats`` (JSON: every variable of the set and its format), ``overflow_events``,
 ``overflow_vars``, ``float_range`` (JSON: variables whose profiled range no exponent width
 holds, mantissa points), ``note``, ``wall_time_s``.
 """

@@ -60,11 +60,13 @@ def test_answer_rule_and_outputs(small_sweep, tmp_path):
 
 
 def test_every_point_has_its_bound_and_the_answer_a_predicted_width(small_sweep):
-    """Helium can be bounded: every paired point has the bound columns on one block of
-    samples, no measured error exceeds its bound, the bound shrinks with the width, and
-    each answer's predicted width is the rule's on its rows (no defects)."""
+    """Helium can be bounded: every paired point has the bound columns on every sample of
+    the reference, no measured error exceeds its bound, the bound shrinks with the width,
+    and each answer's predicted width is the rule's on its rows (no defects)."""
     t = small_sweep.table
-    assert (t.bound_violations == 0).all() and (t.bound_samples == 12).all()
+    m = SMALL["method"]
+    samples = m["walkers"] * m["blocks"]  # (blocks after the equilibration blocks)
+    assert (t.bound_violations == 0).all() and (t.bound_samples == samples).all()
     for a in small_sweep.summary["answer"]:
         rows = t[t.kernels == a["kernels"]].sort_values("width")
         assert a["predicted_width"] == predicted_width(rows, 0.01)

@@ -10,6 +10,7 @@ import pytest
 from numba import njit
 from numba.core import ir
 
+from fixedqmc.errors import FixedQMCError
 from fixedqmc.numerics import kernel_types
 from fixedqmc.numerics.kernel import add, at, chunk, load, shared_context_kind, store
 from fixedqmc.numerics.polynomial import A, B, BUC, C, QUADRATIC, U, UBUC, UC, Y
@@ -86,3 +87,5 @@ def test_a_fused_kernel_compiles_once_for_every_choice_of_emulated_kernels(emula
     # without a fixed or float format, nothing changes: the typed float64 kernels
     f64 = {k: s.resolve("float64") for k, s in specs.items()}
     assert shared_context_kind(f64) == f64
+    with pytest.raises(FixedQMCError, match="only a float64 precision"):
+        QUADRATIC.resolve(emulated).in_float_context()

@@ -364,7 +364,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 scheduler=args.scheduler, float32=not args.no_float32, units=args.units,
                 profile=args.profile_from, worker_wait=args.worker_wait,
                 mantissas=args.mantissas, formats=args.formats,
-                mantissa_mode=args.mantissa_mode)
+                mantissa_mode=args.mantissa_mode, plans=args.plan,
+                confirm_plans=not args.no_confirm_plans)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -388,6 +389,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(table.to_string(index=False))
         print()
         print(res.answer[answer].to_string(index=False))
+        if res.summary["plans"]:
+            plans = pd.DataFrame.from_dict(res.summary["plans"], orient="index")
+            print()
+            print(plans[["spec", "paired_value", "paired_verdict", "full_value",
+                         "full_verdict", "passes"]].to_string())
     print(f"rule ({res.summary['mode']}): {res.answer.rule.iloc[0]}, tolerance "
           f"{res.summary['tolerance']:g} {unit}; float64 energy "
           f"{res.summary['float64_energy']:.6g} +/- {res.summary['float64_error']:.2g} {unit}")
@@ -546,6 +552,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--kernels", default=None,
                     help="comma list of kernel sets: 'all', a kernel, or kernels joined by '+' "
                          "(one set at the width together; default all)")
+    sw.add_argument("--plan", action="append", default=None, metavar="LABEL=SPEC",
+                    help="a whole precision spec judged beside the points, paired and by a "
+                         "full run, e.g. tc=default=float64,exp=bfloat16 (repeatable)")
+    sw.add_argument("--no-confirm-plans", action="store_true",
+                    help="judge the --plan specs by the paired estimate only (no full run)")
     sw.add_argument("--tolerance", type=float, default=None,
                     help="energy tolerance, in --units (default 0.01 in the system's energy "
                          "unit, K for helium)")

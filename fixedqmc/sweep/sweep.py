@@ -91,8 +91,10 @@ the bound columns of a system that can be bounded (paired points: ``bound_mean``
 ``bound_max``, ``bound_error_max``, ``bound_unbounded``, ``bound_violations``,
 ``bound_samples``, :func:`~fixedqmc.sweep.estimates.bound_columns`, on every sample),
 ``formats`` (JSON: every variable of the set and its format), ``overflow_events``,
-``overflow_vars``, ``float_range`` (JSON: variables whose profiled range no exponent width
-holds, mantissa points), ``note``, ``wall_time_s``.
+``overflow_vars``, ``float_events`` (JSON: per float-format variable, its nonzero counts of
+``underflow`` to zero, ``subnormal`` results and ``nan``), ``float_range`` (JSON:
+variables whose profiled range no exponent width holds, mantissa points), ``note``,
+``wall_time_s``.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ from fixedqmc.cost import DEFAULT_MODEL
 from fixedqmc.cost import cost_model as find_cost_model
 from fixedqmc.errors import FixedQMCError, FloatRangeWarning
 from fixedqmc.numerics.float_format import NAMED_FORMATS, FloatFormat, parse_float_format
-from fixedqmc.numerics.policy import sized_float, spec_items
+from fixedqmc.numerics.policy import parse_precision, sized_float, spec_items
 from fixedqmc.numerics.qformat import MAX_WORD_BITS
 from fixedqmc.output_folder import claim
 from fixedqmc.progress import progress as progress_bar
@@ -140,13 +142,16 @@ class Point:
     (``fixed:W``), ``mantissa`` (``float:m<M>``: exponent bits from the profile) and
     ``format`` (a float format's label, :func:`format_label`); none of them: float32.
     ``mantissa_mode``: a mantissa point's rounding and options (:func:`parse_mantissa_mode`;
-    "" for the default)."""
+    "" for the default).  A plan is a point with a whole precision ``spec`` and kernels
+    ``plan:<label>`` (:func:`plan_point`)."""
 
-    kernels: str  # a kernel name, names joined by "+", or "all"
+    kernels: str  # a kernel name, names joined by "+", "all", or "plan:<label>"
     width: int | None = None
     mantissa: int | None = None
     format: str | None = None
     mantissa_mode: str = ""
+    spec: str = ""  # a plan's precision spec
+    confirm: bool = True  # a plan: confirmed by a full run
 
     @classmethod
     def of_row(cls, row: dict) -> Point:
@@ -154,15 +159,18 @@ class Point:
         before mantissas and formats has neither key)."""
         def num(x):
             return None if x is None or (isinstance(x, float) and math.isnan(x)) else int(x)
+        if isinstance(row.get("plan"), str):
+            return plan_point(row["plan"], row["precision"], row.get("plan_confirmed", True))
         fmt, mode = row.get("format"), row.get("mantissa_mode")
         return cls(row["kernels"], num(row.get("width")), num(row.get("mantissa")),
                    fmt if isinstance(fmt, str) else None, mode if isinstance(mode, str) else "")
 
     @property
     def kind(self) -> str:
-        """``width``, ``mantissa``, ``format`` or ``float32``."""
+        """``width``, ``mantissa``, ``format``, ``plan`` or ``float32``."""
         return ("width" if self.width is not None else "mantissa" if self.mantissa is not None
-                else "format" if self.format is not None else "float32")
+                else "format" if self.format is not None else "plan" if self.spec
+                else "float32")
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -175,10 +183,13 @@ class Point:
         format's label or ``float32``."""
         mode = f":{self.mantissa_mode}" if self.mantissa_mode else ""
         return {"width": f"fixed:{self.width}", "mantissa": f"float:m{self.mantissa}{mode}",
-                "format": self.format, "float32": "float32"}[self.kind]
+                "format": self.format, "float32": "float32",
+                "plan": self.kernels.removeprefix("plan:")}[self.kind]
 
     @property
     def precision(self) -> str:
+        if self.spec:
+            return self.spec
         p = self.label
         if self.kernels == "all":
             return p
@@ -188,8 +199,12 @@ class Point:
     def key(self) -> str:
         """The point's file name in ``points/`` (without ``.json``): ``<kernels>_w24``,
         ``_float32``, ``_m07`` (``_m07_<mode>``) or ``_f_<label>`` (width sweeps' keys are
-        as ever)."""
+        as ever); a plan's ``plan_<label>_<hash of its spec>`` (``_paired`` when it is not
+        confirmed by a full run)."""
         kind = self.kind
+        if kind == "plan":
+            digest = hashlib.sha256(self.spec.encode()).hexdigest()[:12]
+            return f"plan_{self.label}_{digest}" + ("" if self.confirm else "_paired")
         mode = "_" + _file_safe(self.mantissa_mode) if self.mantissa_mode else ""
         tail = (f"w{self.width:02d}" if kind == "width" else
                 f"m{self.mantissa:02d}{mode}" if kind == "mantissa" else
@@ -337,6 +352,50 @@ def parse_kernels(text, kernel_names) -> list[str]:
     return list(dict.fromkeys(sets))
 
 
+def plan_point(label: str, spec: str, confirm: bool = True) -> Point:
+    """The point of a plan: ``spec`` (a precision spec) under ``label``; ``confirm``: also
+    a full run."""
+    return Point(f"plan:{label}", spec=spec, confirm=bool(confirm))
+
+
+def parse_plans(plans, kernels: dict) -> dict:
+    """``{label: precision spec}`` of a sweep's plans, checked: a label of letters, digits
+    and ``_.+-``; a spec that parses and names only kernels and variables of the system
+    (``kernels``: its :class:`KernelSpec` by name).  ``plans``: a dict, or ``LABEL=SPEC``
+    strings (``--plan``)."""
+    if not plans:
+        return {}
+    if not isinstance(plans, dict):
+        items = [plans] if isinstance(plans, str) else list(plans)
+        bad = [p for p in items if not isinstance(p, str) or "=" not in p]
+        if bad:
+            raise FixedQMCError(f"--plan {bad[0]!r}: give LABEL=SPEC, e.g. "
+                                "tc=default=float64,exp=bfloat16")
+        pairs = [p.split("=", 1) for p in items]
+        if len({label for label, _ in pairs}) < len(pairs):
+            raise FixedQMCError(f"--plan: a label given twice in {items}")
+        plans = dict(pairs)
+    known = {k: [v.name for v in spec.variables] for k, spec in kernels.items()}
+    out = {}
+    for label, spec in plans.items():
+        if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", label):
+            raise FixedQMCError(f"plan label {label!r}: use letters, digits and _.+- only")
+        try:
+            parse_precision(spec).check_kernels(known)
+        except FixedQMCError as exc:
+            raise FixedQMCError(f"plan {label!r}: {exc}") from None
+        out[label] = spec.strip()
+    return out
+
+
+def verdict(diff: float, error: float, tolerance: float) -> str:
+    """``passes`` (``|diff| + 2 error <= tolerance``), ``fails`` (``|diff| - 2 error >
+    tolerance``) or ``unresolved`` (the estimate is too noisy to tell)."""
+    diff = abs(diff)
+    return ("passes" if diff + 2 * error <= tolerance else
+            "fails" if diff - 2 * error > tolerance else "unresolved")
+
+
 # ------------------------------------------------------------------------- one point --
 def run_point(config: dict, point: Point, reference, mode: str) -> dict:
     """Estimate one point (a task: runs in a worker process or on a Dask worker)."""
@@ -346,14 +405,18 @@ def run_point(config: dict, point: Point, reference, mode: str) -> dict:
     t0 = time.perf_counter()
     row = {"kernels": point.kernels, "width": point.width, "mantissa": point.mantissa,
            "mantissa_mode": point.mantissa_mode or None, "format": point.format,
+           "plan": point.label if point.kind == "plan" else None,
            "precision": point.precision if point.kind != "float32" else "float32"}
+    if point.kind == "plan":  # paired, and confirmed by a full run whatever the mode
+        row["plan_confirmed"] = point.confirm
+        mode = "both" if point.confirm else "paired"
     try:
         system, narrow = build_trial(config, point.precision, reference.profile,
                                        trial_system)
     except FormatError as exc:  # a profiled range needs more integer bits than W has
         row.update({c: math.nan for cols in ESTIMATE_COLUMNS.values() for c in cols})
         row.update({"fits": False, "note": str(exc), "formats": "{}", "overflow_events": 0,
-                    "overflow_vars": "{}", "float_range": "{}",
+                    "overflow_vars": "{}", "float_events": "{}", "float_range": "{}",
                     "wall_time_s": time.perf_counter() - t0})
         return row
     row["fits"] = True
@@ -363,11 +426,15 @@ def run_point(config: dict, point: Point, reference, mode: str) -> dict:
     if mode in ("full", "both"):
         row.update(full_estimate(config, system, reference))
     fixed = {k: v for k, v in system.formats().items()
-             if point.kernels == "all" or k.split(".")[0] in point.members}
+             if point.kernels == "all" or point.kind == "plan"
+             or k.split(".")[0] in point.members}
     row["formats"] = json.dumps(fixed)
     row["overflow_events"] = int(system.log.total_events)
     hot = {k: int(v) for k, v in system.log.events.items() if v}
     row["overflow_vars"] = json.dumps(hot)
+    row["float_events"] = json.dumps({k: {kind: int(n) for kind, n in kinds.items() if n}
+                                      for k, kinds in system.log.kinds.items()
+                                      if any(kinds.values())})
     row["wall_time_s"] = time.perf_counter() - t0
     return row
 
@@ -575,7 +642,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
           workers: int | None = None, client=None, scheduler: str | None = None,
           float32: bool = True, progress: bool | None = None, units: str | None = None,
           profile=None, worker_wait: float | None = None, mantissas=None,
-          formats=None, cost_model: str = DEFAULT_MODEL, mantissa_mode=None) -> SweepResult:
+          formats=None, cost_model: str = DEFAULT_MODEL, mantissa_mode=None,
+          plans=None, confirm_plans: bool = True) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
     ``widths`` (:func:`parse_widths`; default ``"16:48:4"`` when neither ``mantissas`` nor
@@ -597,6 +665,19 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     worker (default :data:`~fixedqmc.sweep.executors.WORKER_WAIT_S`) before the sweep stops with a clear error; the
     finished points are kept, and the same call resumes.
 
+    ``plans`` (``--plan LABEL=SPEC``): whole precision specs judged beside the points,
+    ``{label: spec}`` (e.g. ``{"tc": "default=float64,exp=bfloat16,orbitals=float16"}``)
+    or a list of ``LABEL=SPEC``.  A plan is judged by the paired estimate and, whatever
+    ``mode``, confirmed by a full run (a VMC run at the plan against the float64 run, the
+    same random numbers): ``summary["plans"][label]`` holds the estimates (and the
+    reweighted one), their rule values and verdicts (``passes``, ``fails`` or
+    ``unresolved``) and ``passes`` (paired and full pass; :func:`plan_verdicts`); its row
+    in the table has kernels ``plan:<label>``.  A plan's point is saved
+    under its label and a hash of its spec, so a changed spec is judged anew.
+    ``confirm_plans=False`` (``--no-confirm-plans``): the plans get the paired estimate
+    only (``full_verdict`` ``not run``, ``passes`` None), when a full run at the plan
+    would take too long.
+
     ``cost_model``: the model of :mod:`fixedqmc.cost` that prices every point at its
     formats (:mod:`fixedqmc.sweep.costs`; default FPGA DSP48E2).
 
@@ -610,7 +691,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     if mode not in MODES:
         raise FixedQMCError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     check_options(tolerance, workers, worker_wait)
-    if widths is None and mantissas is None and formats is None:
+    if widths is None and mantissas is None and formats is None and not plans:
         widths = DEFAULT_WIDTHS
     widths = [] if widths is None else parse_widths(widths)
     mantissas = [] if mantissas is None else parse_mantissas(mantissas)
@@ -627,6 +708,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
         try:  # input errors: nothing this call wrote is left
             system = build_system({**config, "precision": "float64"})
             kernel_sets = parse_kernels(kernels, tuple(system.kernels))
+            plans = parse_plans(plans, system.kernels)
             unit = units or system.units.energy
             system.units.factor(unit)  # one the system converts to
             local = (workers or 2) if client is None else 0  # processes of the local pool
@@ -654,6 +736,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
         tasks += [Point(k, format=f) for k in kernel_sets for f in formats]
         if float32:
             tasks += [Point(k, None) for k in kernel_sets]
+        tasks += [plan_point(label, spec, confirm_plans) for label, spec in plans.items()]
         rows = {p.key: row for p in tasks
                 if (row := _read_point(out, p, digest, progress)) is not None}
         todo = [p for p in tasks if p.key not in rows]
@@ -879,27 +962,66 @@ ENERGY_COLUMNS = ("paired_diff", "paired_error", "paired_energy", "paired_energy
                   "full_diff_independent_error")
 
 
+def plan_verdicts(rows: pd.DataFrame, tolerance: float, reference, f: float) -> dict:
+    """Per plan row (energies already in the sweep's unit, ``f`` per system unit): the spec,
+    ``fits``, the paired, reweighted (where the reference has ln|psi|) and full estimates,
+    each with its rule value and verdict (:func:`verdict`), ``passes`` (the paired and
+    full verdicts pass; the reweighted estimate is for the reader: what sampling at the
+    plan does, judged on the same samples), ``error_ratio`` (the full run's error over the
+    float64 run's: a plan that samples worse shows here) and ``longer`` (about how many
+    times longer a full run would resolve an unresolved verdict, when ``|diff| <
+    tolerance``)."""
+    out = {}
+    for _, r in rows.iterrows():
+        note = r.get("note")
+        v = {"spec": r["precision"], "fits": bool(r["fits"]),
+             "note": note if isinstance(note, str) else ""}
+        for est in ("paired", "reweighted", "full"):
+            d, e = ESTIMATE_COLUMNS[est]
+            if est == "full" and not bool(r.get("plan_confirmed", True)):  # NaN: older
+                v[d] = v[e] = v["full_value"] = None
+                v["full_verdict"] = "not run"
+                continue
+            if d not in r:  # no reweighted estimate: a reference without ln|psi|
+                continue
+            ok = v["fits"] and not (math.isnan(r[d]) or math.isnan(r[e]))
+            v[d], v[e] = (float(r[d]), float(r[e])) if ok else (None, None)
+            v[f"{est}_value"] = abs(r[d]) + 2 * r[e] if ok else None
+            v[f"{est}_verdict"] = (verdict(r[d], r[e], tolerance) if ok else
+                                   "unresolved" if v["fits"] else "fails")
+        v["passes"] = (None if v["full_verdict"] == "not run" else
+                       v["paired_verdict"] == v["full_verdict"] == "passes")
+        if v["fits"] and v["full_verdict"] != "not run":
+            v["error_ratio"] = float(r["full_error"] / (reference.error * f))
+        v["longer"] = (longer_run(abs(r["full_diff"]), r["full_diff_error"], tolerance)
+                       if v["full_verdict"] == "unresolved" else None)
+        out[r["plan"]] = v
+    return out
+
+
 def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, unit: str,
             given_profile: bool = False, swept: dict | None = None,
             costs: tuple | None = None) -> SweepResult:
     from fixedqmc.qmc.registry import get_plugin
     f = get_plugin(config["system"]["kind"]).units.factor(unit)
     table = pd.DataFrame(rows)
-    for c in POINT_COLUMNS:  # points saved before mantissas and formats lack two of them
+    for c in (*POINT_COLUMNS, "plan"):  # points saved before mantissas, formats and plans
         if c not in table:
             table[c] = None
     table["width"] = table["width"].astype("Int64")
     table["mantissa"] = table["mantissa"].astype("Int64")
     table["format"] = table["format"].astype(object).where(table["format"].notna(), None)
-    if "float_range" in table:
-        table["float_range"] = table["float_range"].fillna("{}")
+    for c in ("float_range", "float_events"):  # "float_events": not in older points
+        if c in table:
+            table[c] = table[c].fillna("{}")
     for c in ENERGY_COLUMNS:
         if c in table:
             table[c] = table[c] * f
     counts, model = costs if costs is not None and costs[0] is not None else (None, None)
     if counts is not None:
         table = pd.concat([table, point_costs(table, counts, model)], axis=1)
-    answers = _answers(table, tolerance, mode, unit, swept)
+    points = table[table["plan"].isna()]
+    answers = _answers(points, tolerance, mode, unit, swept)
     for a in answers:
         if a.get("bound_defects"):
             warnings.warn(f"{a['kernels']}: measured errors exceed their rigorous bound at "
@@ -917,6 +1039,7 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
                "float64_energy": reference.energy * f,
                "float64_error": reference.error * f, "float64_acceptance": reference.acceptance,
                "samples": list(reference.samples.shape), "answer": answers,
+               "plans": plan_verdicts(table[table["plan"].notna()], tolerance, reference, f),
                "profile": reference.profile.to_json(),
                "profile_source": "given" if given_profile else "samples",
                "cost_model": model, "input": config}
@@ -928,14 +1051,14 @@ def _finish(config, rows: list[dict], reference, tolerance, mode, out: Path, uni
         reference.profile.frame().to_csv(tmp, index=False)
     write_atomic(out / "answer.json", jsonio.dumps(summary, indent=2).encode())
     with atomic_output(out / "sweep.png") as tmp:
-        plot_sweep(table, tolerance, mode, tmp, unit=unit, answers=answers)
+        plot_sweep(points, tolerance, mode, tmp, unit=unit, answers=answers)
     if counts is not None:
         with atomic_output(out / "counts.csv") as tmp:
             counts[0].to_csv(tmp, index=False)
         with atomic_output(out / "arrays.csv") as tmp:
             counts[1].to_csv(tmp, index=False)
         with atomic_output(out / "pareto.png") as tmp:
-            plot_pareto(table, tolerance, rule_value, "full" if mode == "full" else "paired",
+            plot_pareto(points, tolerance, rule_value, "full" if mode == "full" else "paired",
                         tmp, unit=unit, model=model, answers=answers)
     return SweepResult(table, answer, summary, out)
 

@@ -60,7 +60,7 @@ from fixedqmc.sweep.search import NoPlanError, common_width, gap, tune_plan
 from fixedqmc.sweep.sweep import (ENERGY_COLUMNS, MAX_MANTISSA, MAX_WIDTH, META, build_trial,
                                   check_meta, check_options, int_list, invisible,
                                   longer_run, parse_kernels, parse_mantissa_mode,
-                                  saved_reference)
+                                  saved_reference, verdict)
 
 
 @dataclass(frozen=True)
@@ -424,14 +424,13 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
     for name, spec in specs.items():
         row = rows[spec]
         diff, err = abs(row["full_diff"]), row["full_diff_error"]
-        verdict = ("passes" if diff + 2 * err <= tol else
-                   "fails" if diff - 2 * err > tol else "unresolved")
+        judged = verdict(diff, err, tol)
         out[name] = {**{k: v * f if k in ENERGY_COLUMNS else v for k, v in row.items()},
                      "float64_error": reference.error * f,
                      "error_ratio": row["full_error"] / reference.error,
                      "blocks": config["method"]["blocks"],
-                     "walkers": config["method"]["walkers"], "verdict": verdict,
-                     "longer": longer_run(diff, err, tol) if verdict == "unresolved"
+                     "walkers": config["method"]["walkers"], "verdict": judged,
+                     "longer": longer_run(diff, err, tol) if judged == "unresolved"
                      else None}
     return out
 

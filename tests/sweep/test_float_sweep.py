@@ -184,22 +184,38 @@ def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep
 
 def test_a_formats_sweep_alone_from_the_command_line(mantissa_sweep, tmp_path, capsys):
     """--formats alone (no widths, no mantissas): format points and the float32 row; the
-    printed answer names the passing formats."""
+    printed answer names the passing formats.  A --plan with the bfloat16 point's spec gets
+    its paired bits, a full run and verdicts, printed."""
     toml = fermions_toml(tmp_path, "f")
+    spec = "default=float64,potential=bfloat16"
     assert main(["sweep", str(toml), "--kernels", "potential", "--formats", FORMATS,
-                 "--tolerance", str(TOLERANCE), "--workers", "1"]) == 0
+                 "--tolerance", str(TOLERANCE), "--workers", "1", "--plan", f"pb={spec}"]) == 0
     out = capsys.readouterr().out
+    assert "full_verdict" in out and spec in out
     assert "passing_formats" in out and "narrowest_width" not in out
     lines = out.splitlines()
     header = max(i for i, line in enumerate(lines) if "passing_formats" in line)
     assert lines[header + 1].split()[:2] == ["potential", "[bfloat16]"]  # the answer
     points = sorted(p.name for p in (tmp_path / "f" / "sweep" / "points").iterdir())
     e5m2 = "potential_f_float_e5m2_nearest_even_nosubnormals_saturate.json"
-    assert points == ["potential_f_bfloat16.json", e5m2, "potential_f_fp8e4m3.json",
-                      "potential_float32.json"]
+    assert points[1:] == ["potential_f_bfloat16.json", e5m2, "potential_f_fp8e4m3.json",
+                          "potential_float32.json"] and points[0].startswith("plan_pb_")
     t = pd.read_csv(tmp_path / "f" / "sweep" / "sweep.csv")
     assert t.width.isna().all() and t.mantissa.isna().all()
     assert t.format.tolist()[:3] == ["bfloat16", "fp8e4m3", E5M2]
+    # fp8e4m3's smallest normal is 2**-6: coordinates near the trap's centre go subnormal
+    # (or to zero when squared); bfloat16's (2**-126) is never reached
+    events = {f: json.loads(e) for f, e in zip(t.format, t.float_events) if isinstance(f, str)}
+    assert events["bfloat16"] == {}
+    assert events["fp8e4m3"] and set(events["fp8e4m3"]) <= {"potential.x", "potential.x2",
+                                                             "potential.sum"}
+    assert all(n > 0 and kind in ("underflow", "subnormal", "nan")
+               for kinds in events["fp8e4m3"].values() for kind, n in kinds.items())
+    plan, point = t[t.plan == "pb"].iloc[0], t[t.format == "bfloat16"].iloc[0]
+    assert (plan.paired_diff, plan.paired_error) == (point.paired_diff, point.paired_error)
+    v = json.loads((tmp_path / "f" / "sweep" / "answer.json").read_text())["plans"]["pb"]
+    assert v["spec"] == spec and v["full_verdict"] in ("passes", "fails", "unresolved")
+    assert np.isfinite(v["full_diff"]) and v["error_ratio"] > 0
 
 
 def test_a_run_sizes_float_m_from_a_profile(mantissa_sweep, tmp_path):
@@ -244,6 +260,8 @@ def test_profile_command_shows_the_formats_of_a_mantissa(mantissa_sweep, tmp_pat
     ("--formats", "float:e12m3", ["E=12 out of range; allowed: 2..11"]),
     ("--formats", "float:m7", ["has no exponent width", "--mantissas"]),
     ("--formats", ",", ["gives no float format"]),
+    ("--plan", "nolabel", ["--plan 'nolabel': give LABEL=SPEC"]),
+    ("--plan", "p=jastrow=bfloat16", ["plan 'p'", "kernel 'jastrow'"]),
 ])
 def test_bad_mantissas_and_formats_are_refused_before_any_work(tmp_path, capsys, option,
                                                               value, words):

@@ -13,9 +13,10 @@ from fixedqmc.qmc.counts import arrays_with_formats
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.sweep import sweep
 from fixedqmc.sweep.costs import point_costs
+from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.sweep.sweep import (bound_defects, narrowest_width, no_answer_reason,
-                                  paired_blind, paired_judge, parse_kernels, parse_widths,
-                                  predicted_width)
+                                  paired_blind, paired_judge, parse_kernels, parse_plans,
+                                  parse_widths, predicted_width, verdict)
 
 SMALL = {"system": {"n_atoms": 3}, "tables": {"r_max": 40.0},
          "method": {"walkers": 12, "blocks": 8, "equil_blocks": 2, "steps_per_block": 6}}
@@ -586,3 +587,58 @@ def test_costs_of_a_table_with_a_float32_row_and_no_answer():
     assert answers[1]["cost_at_width"] is None
     fig = plot_pareto(t, 0.01, rule_value, "paired", answers=answers)
     assert "dsp" in fig.axes[0].get_xlabel()
+
+
+def test_a_plan_is_judged_paired_and_confirmed_by_a_full_run(small_sweep, tmp_path):
+    """A plan whose spec is a point's precision gives that point's paired bits; whatever the
+    mode it also gets a full run and verdicts; the answers do not see it; a changed spec
+    under the same label is judged anew."""
+    folder = _copy(small_sweep, tmp_path)
+    same = "default=float64,potential=fixed:28"
+    res = _resume(folder, plans={"p28": same, "narrow": "potential=fixed:20,distance=fixed:36"})
+    t = res.table
+    plan = t[t.plan == "p28"].iloc[0]
+    point = t[(t.kernels == "potential") & (t.width == 28)].iloc[0]
+    assert plan.kernels == "plan:p28" and plan.precision == same
+    assert (plan.paired_diff, plan.paired_error) == (point.paired_diff, point.paired_error)
+    assert np.isfinite(plan.full_diff) and plan.full_diff_error > 0
+    pd.testing.assert_frame_equal(res.answer, small_sweep.answer)
+    for label, v in res.summary["plans"].items():
+        row = t[t.plan == label].iloc[0]
+        assert v["paired_value"] == pytest.approx(abs(row.paired_diff) + 2 * row.paired_error)
+        assert v["passes"] == (v["paired_verdict"] == v["full_verdict"] == "passes")
+        assert v["full_verdict"] == verdict(row.full_diff, row.full_diff_error, 0.01)
+        assert v["reweighted_verdict"] == verdict(row.reweighted_diff, row.reweighted_error,
+                                                  0.01)
+    again = _resume(folder, plans={"p28": "default=float64,potential=fixed:36"})
+    assert again.summary["plans"]["p28"]["spec"].endswith("fixed:36")
+    assert len(list((folder / "points").glob("plan_p28_*.json"))) == 2
+    paired = _resume(folder, plans={"p28": same}, confirm_plans=False)  # no full run
+    v, row = paired.summary["plans"]["p28"], paired.table[paired.table.plan == "p28"].iloc[0]
+    assert v["full_verdict"] == "not run" and v["passes"] is None and v["full_diff"] is None
+    assert (row.paired_diff, row.paired_error) == (point.paired_diff, point.paired_error)
+    names = [p.name for p in (folder / "points").glob("plan_p28_*")]
+    assert len(names) == 3 and sum(n.endswith("_paired.json") for n in names) == 1
+
+
+def test_verdicts_and_bad_plans():
+    assert verdict(0.004, 0.002, 0.01) == "passes"
+    assert verdict(-0.02, 0.004, 0.01) == "fails"
+    assert verdict(0.008, 0.002, 0.01) == "unresolved"
+    kernels = {"potential": KernelSpec("potential", (Variable("s", 0.0, 1.0),))}
+    assert parse_plans(["a=potential=fixed:20", "b=bfloat16"], kernels) == {
+        "a": "potential=fixed:20", "b": "bfloat16"}
+    for plans, match in ((["nolabel"], "LABEL=SPEC"), (["a=x", "a=y"], "twice"),
+                         ({"a b": "float32"}, "label 'a b'"),
+                         ({"p": "jastrow=fixed:20"}, "plan 'p'.*jastrow"),
+                         ({"p": "potential.q=bfloat16"}, "plan 'p'.*potential.q"),
+                         ({"p": "potential=fixed:99"}, "plan 'p'")):
+        with pytest.raises(FixedQMCError, match=match):
+            parse_plans(plans, kernels)
+
+
+def test_a_bad_plan_is_refused_before_any_work(tmp_path):
+    with pytest.raises(FixedQMCError, match="plan 'p'.*jastrow"):
+        sweep(overrides={**SMALL, "output": str(tmp_path / "b")}, widths="20",
+              plans={"p": "jastrow=bfloat16"}, progress=False)
+    assert not (tmp_path / "b" / "sweep" / "reference.pkl").exists()

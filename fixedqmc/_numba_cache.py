@@ -7,7 +7,9 @@ may import from.  The package's layers point down only (``docs/architecture.md``
 function in ``systems/`` sees its own system's folder (if any), the modules directly in
 ``systems/`` and in the package, ``tables/`` and ``numerics/``; one in ``tables/`` or
 ``numerics/`` sees those two and the package's own modules; a function anywhere else sees
-the whole package.  Any edit there recompiles whatever may depend on it; an edit to another
+the whole package.  The package's own modules leave out ``cli.py``, the top layer, which
+nothing below imports (``tests/test_layers.py``): an edit to the command line recompiles
+no kernel.  Any edit there recompiles whatever may depend on it; an edit to another
 system does not.  Functions outside the package keep numba's usual locators.
 
 An index file numba cannot read (truncated, or pickled with a class that later code renamed
@@ -23,6 +25,7 @@ from pathlib import Path
 from numba.core import caching
 
 _PACKAGE = Path(__file__).resolve().parent
+_CLI = _PACKAGE / "cli.py"
 
 
 class PackageCacheLocator(caching.InTreeCacheLocator):
@@ -65,8 +68,8 @@ def _sources(scope: tuple):
         yield from _PACKAGE.rglob("*.py")
         return
     for folder in scope:
-        if folder.endswith("*"):  # the files directly in the folder
-            yield from (_PACKAGE / folder[:-1]).glob("*.py")
+        if folder.endswith("*"):  # the files directly in the folder (not the CLI)
+            yield from (p for p in (_PACKAGE / folder[:-1]).glob("*.py") if p != _CLI)
         else:
             yield from (_PACKAGE / folder).rglob("*.py")
 

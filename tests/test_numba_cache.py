@@ -48,3 +48,15 @@ def test_an_unreadable_index_is_recompiled(tmp_path, damage):
     with open(index, "rb") as fh:  # rewritten: readable again
         pickle.load(fh)
         pickle.loads(fh.read())
+
+
+def test_a_kernels_stamp_covers_its_layers_but_not_the_command_line():
+    """A system kernel's stamp hashes numerics, tables, the shared system modules and the
+    package's base modules; an edit to cli.py (the top layer) recompiles nothing."""
+    from fixedqmc import _numba_cache as nc
+    scope = nc._scope(nc._PACKAGE / "systems" / "periodic" / "ewald.py")
+    names = {p.relative_to(nc._PACKAGE).as_posix() for p in nc._sources(scope)}
+    assert {"errors.py", "numerics/kernel.py", "tables/builtin.py", "systems/slater.py",
+            "systems/periodic/ewald.py"} <= names
+    assert "cli.py" not in names and "systems/helium/cluster.py" not in names
+    assert "cli.py" in {p.name for p in nc._sources(())}  # the whole package's scope

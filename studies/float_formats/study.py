@@ -198,6 +198,7 @@ def cheapest(row: dict) -> tuple[int, str]:
 
 
 def plan_spec(choice: dict) -> str:
+    """The precision spec of ``{kernel: format}``, float64 kernels left to the default."""
     return ",".join(["default=float64", *(f"{k}={f}" for k, f in choice.items()
                                           if f != "float64")])
 

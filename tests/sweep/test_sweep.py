@@ -9,11 +9,11 @@ import pytest
 
 from fixedqmc.cost import cost, totals, with_formats
 from fixedqmc.errors import FixedQMCError
+from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.qmc.counts import arrays_with_formats
 from fixedqmc.qmc.system import Walkers
 from fixedqmc.sweep import sweep
 from fixedqmc.sweep.costs import point_costs
-from fixedqmc.numerics.kernel import KernelSpec, Variable
 from fixedqmc.sweep.sweep import (bound_defects, narrowest_width, no_answer_reason,
                                   paired_blind, paired_judge, parse_kernels, parse_plans,
                                   parse_widths, predicted_width, verdict)

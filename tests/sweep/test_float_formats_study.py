@@ -1,16 +1,11 @@
 """The float-formats study (studies/float_formats/study.py): why a format fails, the
 cheapest format per kernel, the plan's spec, and its notebook over the committed results."""
 
-from pathlib import Path
-
-import nbformat
 import pandas as pd
 import pytest
-from nbclient import NotebookClient
 
+from tests.notebooks import execute, shown
 from tests.sweep.studies import load_study
-
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "float_formats.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +45,8 @@ def test_a_plan_spec_leaves_float64_kernels_to_the_default(study):
 
 
 def test_the_notebook_shows_the_committed_results(tmp_path):
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.output_type == "error"]
-    text = "".join(str(o.get("data", {}).get("text/plain", "")) + o.get("text", "")
-                   for o in outputs)
+    outputs = execute("float_formats", tmp_path, 300)
+    text = shown(outputs)
     assert "== He3" in text and "narrowest mantissa" in text and "precision (needs m" in text
     assert "full_verdict" in text and "default=float64," in text
     assert any("image/png" in o.get("data", {}) for o in outputs)

@@ -115,16 +115,15 @@ def kernel_sets(config: dict, folder: Path) -> list[str]:
     return [*build_system(full).kernels, "all"]
 
 
-def sweep_system(name: str, out: Path, workers: int, plans: dict | None = None):
-    """The format, mantissa and float32 points of every kernel set of one system (resumed
-    from its folder), and the ``plans`` given (label: precision spec), confirmed by a full
-    run unless the system says ``confirm: False``."""
+def sweep_system(name: str, out: Path, workers: int, sets: list, plans: dict | None = None):
+    """The format, mantissa and float32 points of the kernel sets ``sets`` of one system
+    (resumed from its folder), and the ``plans`` given (label: precision spec), confirmed by
+    a full run unless the system says ``confirm: False``."""
     case = SYSTEMS[name]
-    folder = out / slug(name)
     return sweep(overrides=case["config"], mantissas=MANTISSAS, formats=",".join(FORMATS),
-                 kernels=",".join(kernel_sets(case["config"], folder)),
+                 kernels=",".join(sets),
                  tolerance=case["tolerance"], units=case["unit"], mode="paired",
-                 output=folder, workers=workers, plans=plans or {},
+                 output=out / slug(name), workers=workers, plans=plans or {},
                  confirm_plans=case.get("confirm", True))
 
 
@@ -212,7 +211,8 @@ def tensor_core_plan(name: str, out: Path, workers: int, formats: pd.DataFrame):
     moved, rows = set(), []
     for attempt in range(len(per) + 1):
         spec = plan_spec(choice)
-        res = sweep_system(name, out, workers, plans={f"plan{attempt}": spec})
+        res = sweep_system(name, out, workers, list(formats.kernels),
+                           plans={f"plan{attempt}": spec})
         p = res.summary["plans"][f"plan{attempt}"]
         rows.append({"system": name, "attempt": attempt, "spec": spec, **p})
         if p["paired_verdict"] == "passes":
@@ -270,7 +270,8 @@ def main(argv=None) -> int:
     for name in names:
         t = time.perf_counter()
         print(f"== {name}: {', '.join(FORMATS)}, float:m{{{MANTISSAS}}} and float32", flush=True)
-        f = format_rows(name, sweep_system(name, out, args.workers))
+        sets = kernel_sets(SYSTEMS[name]["config"], out / slug(name))
+        f = format_rows(name, sweep_system(name, out, args.workers, sets))
         formats.append(f)
         print(f"== {name}: the tensor-core plan", flush=True)
         plans.append(tensor_core_plan(name, out, args.workers, f))

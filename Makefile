@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 
-.PHONY: run test test-slow bench study clean
+.PHONY: run test test-heavy test-slow bench study clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +16,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) studies/helium_bitwidth/study.py --reduced
 
-## test: the test suite (slow tests excluded), two worker processes
+## test: the test suite without the heavy and slow tests, two worker processes
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow" -q -n 2 --dist loadgroup --durations=20
+	$(PY) -m pytest -m "not slow and not heavy" -q -n 2 --dist loadgroup --durations=20
+
+## test-heavy: the tests that compile large kernel families of their own (CI runs these too)
+test-heavy: $(STAMP)
+	$(PY) -m pytest -m "heavy and not slow" -q -n 2 --dist loadgroup --durations=20
 
 ## test-slow: only the long tests
 test-slow: $(STAMP)

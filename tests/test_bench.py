@@ -25,6 +25,7 @@ def _run_time_formats_only(monkeypatch):
     monkeypatch.setattr(bench_h2, "can_specialise", lambda: False)
 
 
+@pytest.mark.heavy
 def test_bench_h2_tiny_case_prints_every_row_and_ratio(capsys, tmp_path):
     code = main(["bench", "h2", "--lattice", "1", "--walkers", "8", "--sweeps", "1",
                  "--min-time", "0.01", "--scf-cache", str(tmp_path), "--breakdown",

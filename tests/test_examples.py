@@ -59,6 +59,7 @@ def test_readme_fixed_node_dmc_reproduces_18(tmp_path):
         assert st["projection"]["bias_bound"] < 0.01 * st["energy_error"]
 
 
+@pytest.mark.heavy
 def test_the_old_short_dmc_settings_are_flagged(tmp_path):
     """The settings the README's command used to run (20 + 5 blocks of 10 steps at tau 0.02
     and 0.01: 2-4 units of imaginary time): it printed 18.025 +/- 0.002, 12 error bars high,

@@ -56,6 +56,7 @@ def same_bits(x, y):
                           np.asarray(y, np.float64).view(np.int64))
 
 
+@pytest.mark.heavy
 @settings(max_examples=40, deadline=None)
 @given(float_formats(), st.sampled_from(FF.ROUNDINGS), st.integers(0, 2**63))
 def test_quadratic_kernel_rounds_every_operation_once(fmt, rounding, seed):
@@ -67,6 +68,7 @@ def test_quadratic_kernel_rounds_every_operation_once(fmt, rounding, seed):
     assert same_bits(got.values, want)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("spec", ["bfloat16", "float:e6m9:stochastic", "fp8e4m3",
                                   "float:e3m2:toward_neg:nosubnormals"])
 def test_float_format_context_equals_the_general_runtime_context(spec):
@@ -86,6 +88,7 @@ def test_float_format_context_equals_the_general_runtime_context(spec):
     assert np.array_equal(results[0][1], results[1][1])
 
 
+@pytest.mark.heavy
 def test_mixed_plan_rounds_each_variable_into_its_own_format():
     plan = "quadratic=bfloat16:toward_zero,quadratic.y=float32,quadratic.buc=fp8e5m2"
     got = evaluate_quadratic(*COEFFS, COORD, plan, seed=SEED)
@@ -118,6 +121,7 @@ def test_float32_and_float64_as_formats_equal_the_machine_kernels():
     assert same_bits(got.values, bf["a"] + ubuc)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("op", ["div", "recip", "sqrt"])
 @pytest.mark.parametrize("spec", ["float:e5m6", "float:e3m4:toward_neg:nosubnormals",
                                   "float:e8m7:stochastic", "fp8e4m3", "float:e11m40:odd"])

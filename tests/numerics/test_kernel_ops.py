@@ -246,6 +246,7 @@ def test_minimum_image_wrap():
 TYPED = (QFormat.parse("Q6.36"), QFormat.parse("UQ-3.40"), QFormat.parse("Q2.40"))
 
 
+@pytest.mark.heavy
 def test_typed_formats_equal_run_time_formats(rnd="stochastic", ovf="wrap"):
     rng = np.random.default_rng(5)
     fx, fy, _ = TYPED
@@ -401,6 +402,7 @@ def test_exp_error_bound(fx, fz, rnd):
 @settings(max_examples=15, deadline=None)  # a compilation per example
 @given(fx=qformats(max_word=62), fo=qformats(), rnd=rounding_modes, ovf=overflow_modes,
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
+@pytest.mark.heavy
 def test_exp_on_machine_words_equals_the_general_exp(fx, fo, rnd, ovf, data, rbits):
     """The LUT exponential of formats compiled in (inputs of at most 62 bits with a
     fractional bit) on machine words: the words and events of the 192-bit one."""

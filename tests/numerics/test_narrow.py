@@ -6,6 +6,7 @@ against them on the same operands, for every format combination the narrow forms
 """
 
 import numpy as np
+import pytest
 from numba import njit
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -48,6 +49,7 @@ def test_narrow_binary_equals_the_general_operation(op, fa, fb, fo, rnd, ovf, da
 @given(op=st.sampled_from(sorted(GENERAL)), fa=qformats(min_word=30), fb=qformats(min_word=30),
        fo=qformats(), rnd=rounding_modes, ovf=st.sampled_from(["wrap", "saturate"]),
        data=st.data(), rbits=st.integers(0, 2**64 - 1))
+@pytest.mark.heavy
 def test_two_limb_forms_equal_the_general_operation(op, fa, fb, fo, rnd, ovf, data, rbits):
     """The (hi, lo) uint64 forms that vectorising kernels use instead of i128."""
     out = (fo.signed, fo.word_bits, fo.frac_bits, rounding_code(rnd), overflow_code(ovf))

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import fixedqmc._numba_rounds as rounds
 from numba.core import codegen
 
@@ -39,6 +41,7 @@ def test_the_second_round_is_installed():
     assert codegen.CPUCodeLibrary._optimize_final_module._fixedqmc_second_round
 
 
+@pytest.mark.heavy
 def test_a_fresh_compile_gives_the_cached_kernels_bits(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_NUM_THREADS="1")
 

@@ -71,6 +71,7 @@ def test_the_bound_holds_on_drawn_walkers_and_formats(he3, data, spec):
         assert np.isinf(res.bound["local_energy"]).any()
 
 
+@pytest.mark.heavy
 def test_float32_is_bounded_like_any_format(he3):
     """The machine's float32 as the trial: bounded at nearest even with its own sums'
     order left free; the measured error of the local energy is within the bound."""

@@ -49,7 +49,7 @@ def test_vmc_with_an_approximate_trial_function_is_variational(tmp_path):
     assert s["energy"] > 18.0 + 5 * s["energy_error"]
 
 
-@pytest.mark.parametrize("move", ["all", "single"])
+@pytest.mark.parametrize("move", ["all", pytest.param("single", marks=pytest.mark.heavy)])
 def test_dmc_reaches_the_exact_energy_from_an_approximate_trial_function(tmp_path, move):
     """The nodes of det[P_k(r_i)] are exact for any alpha: fixed-node DMC is exact."""
     method = {} if move == "all" else {"move": "single", "walkers": 200, "blocks": 20}
@@ -74,6 +74,7 @@ def test_fixed_node_dmc_gives_the_energy_of_the_node(tmp_path):
     assert all(s["stages"][n]["node_crossings"] > 0 for n in ("dmc_tau0.04", "dmc_tau0.02"))
 
 
+@pytest.mark.heavy
 def test_profile_and_sweep_of_a_user_system(tmp_path, capsys):
     cfg = inputs(tmp_path, "sw", {"kind": "vmc", "walkers": 40, "blocks": 6,
                                   "equil_blocks": 2, "steps_per_block": 5})

@@ -63,6 +63,7 @@ def mantissa_sweep(tmp_path_factory):
     return run_fermions(tmp_path_factory.mktemp("float_sweep"), "m", mantissas="4,10,23")
 
 
+@pytest.mark.heavy
 def test_mantissa_points_answer_with_the_width_rule(mantissa_sweep):
     t = mantissa_sweep.table
     assert {"width", "mantissa", "format", "precision", "float_range"} <= set(t.columns)
@@ -93,6 +94,7 @@ def test_mantissa_points_answer_with_the_width_rule(mantissa_sweep):
     assert (mantissa_sweep.output / "sweep.png").stat().st_size > 0
 
 
+@pytest.mark.heavy
 def test_a_second_call_computes_no_point(mantissa_sweep, monkeypatch):
     def refuse(*args, **kw):
         raise AssertionError("a finished point was computed again")
@@ -119,6 +121,7 @@ def _resumed_copy(finished, folder, monkeypatch) -> list:
     return computed
 
 
+@pytest.mark.heavy
 def test_formats_added_to_a_finished_sweep_compute_only_their_points(mantissa_sweep,
                                                                     tmp_path, monkeypatch):
     """The same folder with --formats (and the mantissas again): only the three format
@@ -147,6 +150,7 @@ def test_formats_added_to_a_finished_sweep_compute_only_their_points(mantissa_sw
     assert "a format passes when its own point does" in summary["answer"][0]["rule"]
 
 
+@pytest.mark.heavy
 def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep, tmp_path,
                                                                  monkeypatch, capsys):
     """--mantissa-mode stochastic in the folder of a finished (nearest-even) mantissa sweep:
@@ -182,6 +186,7 @@ def test_a_mantissa_mode_sweeps_its_own_points_beside_the_default(mantissa_sweep
     pd.testing.assert_frame_equal(again.table[cols], mantissa_sweep.table[cols])
 
 
+@pytest.mark.heavy
 def test_a_formats_sweep_alone_from_the_command_line(mantissa_sweep, tmp_path, capsys):
     """--formats alone (no widths, no mantissas): format points and the float32 row; the
     printed answer names the passing formats.  A --plan with the bfloat16 point's spec gets
@@ -218,6 +223,7 @@ def test_a_formats_sweep_alone_from_the_command_line(mantissa_sweep, tmp_path, c
     assert np.isfinite(v["full_diff"]) and v["error_ratio"] > 0
 
 
+@pytest.mark.heavy
 def test_a_run_sizes_float_m_from_a_profile(mantissa_sweep, tmp_path):
     """fixedqmc run --profile: the profile's largest and smallest nonzero magnitudes reach
     the sizing of float:m<M> (the same formats as the sweep's point)."""
@@ -232,6 +238,7 @@ def test_a_run_sizes_float_m_from_a_profile(mantissa_sweep, tmp_path):
     assert np.isfinite(s["energy"])
 
 
+@pytest.mark.heavy
 def test_profile_command_shows_the_formats_of_a_mantissa(mantissa_sweep, tmp_path, capsys):
     toml = fermions_toml(tmp_path, "p")
     assert main(["profile", str(toml), "--mantissa", "float:m10:toward_zero"]) == 0

@@ -33,6 +33,7 @@ def small_sweep(tmp_path_factory):
     return run_small(tmp_path_factory.mktemp("sweep"), kernels="all,potential")
 
 
+@pytest.mark.heavy
 def test_paired_difference_shrinks_with_width_and_vanishes_when_wide(small_sweep):
     for k in ("all", "potential"):
         t = small_sweep.table.query("kernels == @k").sort_values("width")
@@ -43,6 +44,7 @@ def test_paired_difference_shrinks_with_width_and_vanishes_when_wide(small_sweep
         assert (e < 0.2 * small_sweep.summary["float64_error"]).all()  # paired << own error
 
 
+@pytest.mark.heavy
 def test_answer_rule_and_outputs(small_sweep, tmp_path):
     out = small_sweep.output
     from tests.qmc.test_run import strict_json
@@ -60,6 +62,7 @@ def test_answer_rule_and_outputs(small_sweep, tmp_path):
     assert narrowest_width(rows.iloc[:1], 0.01, "paired") is None
 
 
+@pytest.mark.heavy
 def test_every_point_has_its_bound_and_the_answer_a_predicted_width(small_sweep):
     """Helium can be bounded: every paired point has the bound columns on every sample of
     the reference, no measured error exceeds its bound, the bound shrinks with the width,
@@ -86,6 +89,7 @@ def test_every_point_has_its_bound_and_the_answer_a_predicted_width(small_sweep)
     assert bound_defects(rows) == ["fixed:40"]
 
 
+@pytest.mark.heavy
 def test_resume_skips_finished_points_and_gives_the_same_table(small_sweep, tmp_path):
     src = small_sweep.output
     dst = tmp_path / "copy" / "sweep"
@@ -101,12 +105,14 @@ def test_resume_skips_finished_points_and_gives_the_same_table(small_sweep, tmp_
     pd.testing.assert_frame_equal(res.table[cols], small_sweep.table[cols], check_exact=True)
 
 
+@pytest.mark.heavy
 def test_refuses_a_folder_of_another_input(small_sweep):
     with pytest.raises(FixedQMCError, match="another input"):
         sweep(overrides={**SMALL, "seed": 5}, output=small_sweep.output, widths="20",
               workers=1, float32=False, progress=False)
 
 
+@pytest.mark.heavy
 def test_dask_local_cluster_gives_identical_bits(small_sweep, tmp_path):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
@@ -161,6 +167,7 @@ def test_full_mode_and_float32_row(tmp_path):
     assert (t.full_diff_error >= t.paired_error).all()
 
 
+@pytest.mark.heavy
 def test_a_group_of_every_kernel_is_the_same_as_all(small_sweep, tmp_path):
     """Kernels joined by '+' go to the width together: the group of all four helium
     kernels builds the same system as 'all', so its estimates are the same bits; a group
@@ -178,6 +185,7 @@ def test_a_group_of_every_kernel_is_the_same_as_all(small_sweep, tmp_path):
     assert names == {"distance", "kinetic"}
 
 
+@pytest.mark.heavy
 def test_formats_sized_from_another_sweeps_profile(small_sweep, tmp_path):
     """profile=: a sweep of other samples (fewer walkers, another seed) takes its formats
     from a finished sweep's profile, so its points have that sweep's formats; a folder
@@ -197,6 +205,7 @@ def test_formats_sized_from_another_sweeps_profile(small_sweep, tmp_path):
         sweep(overrides=other, widths="28", profile=tmp_path / "nothing", progress=False)
 
 
+@pytest.mark.heavy
 def test_units_convert_table_tolerance_and_answer(small_sweep, tmp_path):
     """The same finished points reported in mK: the table is 1000x, the tolerance is read
     in mK, and so the answer equals the one in K at a 1000x tolerance."""
@@ -330,6 +339,7 @@ def test_the_reweighted_estimate_is_the_energy_sampled_from_the_trials_psi():
     assert np.mean(ess) == pytest.approx((1 + 2 * d) ** 1.5 / (1 + d) ** 3, rel=0.02)
 
 
+@pytest.mark.heavy
 def test_a_kernel_off_the_wave_function_reweights_by_one(small_sweep):
     """In a real sweep every paired point has the reweighted estimate: the potential
     leaves psi as it is (weights exactly 1: the paired estimate again), while the whole
@@ -373,6 +383,7 @@ def _resume(folder, **kw):
                  workers=1, float32=False, **kw)
 
 
+@pytest.mark.heavy
 def test_a_damaged_reference_or_point_is_computed_again_and_said(small_sweep, tmp_path,
                                                                  capsys):
     folder = _copy(small_sweep, tmp_path)
@@ -388,6 +399,7 @@ def test_a_damaged_reference_or_point_is_computed_again_and_said(small_sweep, tm
                                   check_exact=True)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("content", [b"", b'{"input_hash": "x", "mode": "paired"}'])
 def test_a_damaged_meta_is_named_with_what_to_do(small_sweep, tmp_path, capsys, content):
     folder = _copy(small_sweep, tmp_path)
@@ -402,6 +414,7 @@ def test_a_damaged_meta_is_named_with_what_to_do(small_sweep, tmp_path, capsys, 
                                   check_exact=True)
 
 
+@pytest.mark.heavy
 def test_a_sweep_into_a_folder_in_use_is_refused(small_sweep, tmp_path):
     from fixedqmc.output_folder import FolderLock
     folder = _copy(small_sweep, tmp_path)
@@ -410,6 +423,7 @@ def test_a_sweep_into_a_folder_in_use_is_refused(small_sweep, tmp_path):
             _resume(folder, progress=False)
 
 
+@pytest.mark.heavy
 def test_a_dask_scheduler_without_workers_stops_the_sweep_clearly(small_sweep, tmp_path,
                                                                   capsys):
     """A cluster whose workers are all gone: status lines while it waits, then a clear
@@ -450,6 +464,7 @@ def test_every_estimate_without_an_answer_says_why():
         narrow, 0.01, "paired", "K")
 
 
+@pytest.mark.heavy
 def test_the_full_difference_pairs_walkers_that_share_random_numbers(small_sweep):
     """A trial system that samples exactly as float64 (the potential, which does not act
     on sampling) follows the reference's trajectories: the full difference's error is
@@ -473,6 +488,7 @@ def test_the_full_difference_pairs_walkers_that_share_random_numbers(small_sweep
         fixed["full_error"], ref.error))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # a scheduler and a worker process of their own: about 20 s
 def test_a_sweep_whose_only_dask_worker_is_killed_stops_clearly(small_sweep, tmp_path):
     """The fault as a user meets it: a scheduler and one worker (no nanny) on this
@@ -527,6 +543,7 @@ def test_a_sweep_whose_only_dask_worker_is_killed_stops_clearly(small_sweep, tmp
 
 
 # -- costs (fixedqmc.sweep.costs) ------------------------------------------------------
+@pytest.mark.heavy
 def test_every_point_is_priced_at_its_own_formats(small_sweep):
     t, out = small_sweep.table, small_sweep.output
     counts = pd.read_csv(out / "counts.csv", keep_default_na=False)
@@ -554,6 +571,7 @@ def test_every_point_is_priced_at_its_own_formats(small_sweep):
     assert (out / "pareto.png").stat().st_size > 0
 
 
+@pytest.mark.heavy
 def test_a_model_that_cannot_price_a_point_says_why_in_its_row(small_sweep):
     counts = (pd.read_csv(small_sweep.output / "counts.csv", keep_default_na=False),
               pd.read_csv(small_sweep.output / "arrays.csv"))
@@ -589,6 +607,7 @@ def test_costs_of_a_table_with_a_float32_row_and_no_answer():
     assert "dsp" in fig.axes[0].get_xlabel()
 
 
+@pytest.mark.heavy
 def test_a_plan_is_judged_paired_and_confirmed_by_a_full_run(small_sweep, tmp_path):
     """A plan whose spec is a point's precision gives that point's paired bits; whatever the
     mode it also gets a full run and verdicts; the answers do not see it; a changed spec

@@ -94,6 +94,7 @@ def test_the_spec_is_a_precision_that_reproduces_the_estimate(tuned):
     assert plan_spec(widths) == tuned.spec
 
 
+@pytest.mark.heavy
 def test_an_interrupted_tune_resumes_to_the_same_plan(tuned, tmp_path, monkeypatch):
     """A folder that lost its last ten plans (as if stopped) and is stopped again after four
     more resumes, on a Dask cluster: only the missing plans are computed, and the plan is

@@ -117,8 +117,8 @@ class Oracle:
     ("fixed:30:stochastic", True), ("fixed:18:half_up:saturate", True),
     # formats compiled in: the update's quiet passes (split products of 40-bit words), and
     # their recounts where they overflow
-    ("fixed:40:stochastic:wrap,determinant.u=fixed:Q0.38,determinant.corr=fixed:Q0.38",
-     False)])
+    pytest.param("fixed:40:stochastic:wrap,determinant.u=fixed:Q0.38,"
+                 "determinant.corr=fixed:Q0.38", False, marks=pytest.mark.heavy)])
 def test_fixed_point_matches_exact_oracle(spec, runtime):
     M, row, grow = _problem(2)
     mask = np.array([True, True, False, True, True])

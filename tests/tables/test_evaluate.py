@@ -202,7 +202,7 @@ def test_results_do_not_depend_on_thread_count(table):
     assert one.events == two.events and one.events["t"] > 0
 
 
-@pytest.mark.parametrize("spec", [FIXED16, "float32"])
+@pytest.mark.parametrize("spec", [pytest.param(FIXED16, marks=pytest.mark.heavy), "float32"])
 def test_results_do_not_depend_on_order_or_blocks(table, spec):
     """The kernel works through blocks of 1024 elements of each of its 64 chunks region by
     region: with several blocks per chunk, a permutation of s permutes the results
@@ -228,6 +228,7 @@ def test_results_do_not_depend_on_order_or_blocks(table, spec):
         assert np.array_equal(words(ev(s[:n], log=fq.OverflowLog())), g[:n])
 
 
+@pytest.mark.heavy
 def test_wide_format_within_table_bound_and_narrow_format_degrades(table):
     """fixed:48 stays inside the table's own per-bin error bound (against float64), fixed:16
     misses it by orders of magnitude: the arithmetic, not the table, then dominates."""

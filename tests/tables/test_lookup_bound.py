@@ -75,7 +75,8 @@ def edge_inputs(table, rng, n=400):
 
 
 @pytest.mark.parametrize("spec", ["fixed:20", "fixed:24:floor", "fixed:30:stochastic",
-                                  "float:e6m9", "bfloat16"])
+                                  pytest.param("float:e6m9", marks=pytest.mark.heavy),
+                                  pytest.param("bfloat16", marks=pytest.mark.heavy)])
 def test_a_lookup_that_may_cross_a_bin_edge_stays_bounded(spec):
     """Near every bin edge the bound is finite (the crossing is followed, not declared
     ambiguous) and holds against the exact lookup; so it does everywhere else."""

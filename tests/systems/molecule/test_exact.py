@@ -97,7 +97,7 @@ def oracle_point(refs, basis, pf, x, cm, cg):
 
 
 @pytest.mark.parametrize("spec", [
-    "fixed:28:stochastic:wrap",
+    pytest.param("fixed:28:stochastic:wrap", marks=pytest.mark.heavy),
     pytest.param("fixed:34", marks=pytest.mark.slow),
     pytest.param("fixed:30:floor", marks=pytest.mark.slow)])
 def test_orbital_pipeline_is_bit_exact(spec):
@@ -143,6 +143,7 @@ def _mo_stage(ca, cm_ctx, cg_ctx, n_active, active, ao, dao, cm, cg, out_v, out_
                  acc_array(quiet(eg), 4 * n_mo, K.G_GRAD), out_v, out_d)
 
 
+@pytest.mark.heavy
 def test_mo_sums_with_formats_compiled_in_equal_run_time_formats():
     """With formats compiled in, the MO values and derivatives run a quiet pass first (40-bit
     words: split products) and recount where it overflowed: the same words and events as

@@ -179,6 +179,7 @@ def test_dmc_of_h2_reaches_the_exact_energy(tmp_path):
     assert 0.9 < dmc["acceptance"] < 0.9999, dmc["acceptance"]
 
 
+@pytest.mark.heavy
 def test_dmc_time_step_series_of_h2_extrapolates_to_the_exact_energy(tmp_path):
     """The time-step series of the input extrapolated to tau -> 0 (the runner's linear
     fit over the stages that passed their checks; a stage left out says why): the

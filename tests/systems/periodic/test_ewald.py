@@ -241,6 +241,7 @@ def test_float64_kernels_equal_the_reference(lattice, n, neutral):
     assert np.allclose(s, structure_factors(ev.params, q, x), rtol=0, atol=1e-12)
 
 
+@pytest.mark.heavy
 def test_float32_kernels_compute_in_float32():
     rng = np.random.default_rng(2)
     cell = Cell(SKEWED)
@@ -255,6 +256,7 @@ def test_float32_kernels_compute_in_float32():
         assert 1e-10 < err < 1e-5, (part, err)  # float32-sized, not float64-sized
 
 
+@pytest.mark.heavy
 def test_fixed_point_error_falls_with_width_without_overflow():
     rng = np.random.default_rng(3)
     cell = Cell(SKEWED)

@@ -112,6 +112,7 @@ def test_profiled_values_stay_within_the_declared_ranges(height):
                                                                (v.lo, v.hi))
 
 
+@pytest.mark.heavy
 def test_float32_kernels_compute_in_float32():
     cell, q, x = _case(5, 5, False, 3, 2.0)
     params = ewald_parameters(cell, q, 1e-10)

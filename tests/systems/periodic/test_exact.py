@@ -474,6 +474,7 @@ SLAB_NARROW = {"f": (-1.0, 1.0), "pair": (-0.05, 0.05), "sum": (-0.05, 0.05),
                "hsum": (-1.0, 1.0)}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("spec, ranges", [
     ("fixed:32", None),
     ("fixed:24:half_even:wrap", SLAB_NARROW),

@@ -88,6 +88,7 @@ def test_float32_orbitals_compute_in_float32(gas14):
     assert g32.formats()["orbitals.value"] == "float32"
 
 
+@pytest.mark.heavy
 def test_fixed_point_orbital_error_falls_with_width(gas14):
     x = np.random.default_rng(5).uniform(0, gas14.cell.lattice[0, 0], (400, 3))
     ref = gas14._orbitals(gas14.ks, x, 0, True, 0)
@@ -102,6 +103,7 @@ def test_fixed_point_orbital_error_falls_with_width(gas14):
     assert errors[-1] < 1e-9, errors
 
 
+@pytest.mark.heavy
 def test_fixed_point_local_energy_converges_without_overflow(gas14):
     """Every kernel in fixed point (declared ranges) on walkers sampled from |D|**2: the
     local energy and a move's log-ratio approach float64 as the words widen, with no
@@ -348,6 +350,7 @@ def _with_jastrow(tmp_path, name, **jastrow):
     return cfg
 
 
+@pytest.mark.heavy
 def test_the_u_and_p_jastrow_factor_passes_the_protocol_checks(tmp_path):
     from fixedqmc.qmc.registry import get_plugin
 
@@ -359,6 +362,7 @@ def test_the_u_and_p_jastrow_factor_passes_the_protocol_checks(tmp_path):
     check_system(gas, gas.initial_positions(3, np.random.default_rng(6)))
 
 
+@pytest.mark.heavy
 def test_vmc_with_the_cusp_jastrow_lies_below_hartree_fock(tmp_path, gas14):
     """The cusp term alone (the defaults) already recovers a large part of the correlation
     energy of the 14-electron gas at r_s = 2 (about -0.6 Ha in all)."""

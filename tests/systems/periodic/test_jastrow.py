@@ -247,6 +247,7 @@ def test_kernel_move_equals_two_kernel_evaluations():
     assert np.allclose(grad, b.grad[:, 3], rtol=0, atol=1e-13)
 
 
+@pytest.mark.heavy
 def test_float32_kernels_compute_in_float32():
     params = make_params(SKEWED, n_p=5)
     x = positions(params)
@@ -269,6 +270,7 @@ def test_precision_per_kernel():
     assert ev.formats()["jastrow_u.sum"] == "float32"
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("lattice", [SKEWED, SKEWED_2D])
 def test_fixed_point_error_falls_with_width_without_overflow(lattice):
     params = make_params(lattice, n=5, n_up=2, n_p=4)

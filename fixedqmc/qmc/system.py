@@ -71,10 +71,13 @@ linear combination of fixed functions), provides:
 ``bound_evaluation(positions, step=)``
     rigorous bounds on the errors of the system's precision at ``positions`` beside the
     errors measured: a :class:`~fixedqmc.numerics.bound_run.KernelBound` whose quantities
-    are the kernel outputs the energy depends on, the energy parts and ``local_energy``
-    (its kernels run at the trial precision and in the bound context,
+    are the kernel outputs the energy depends on, the energy parts, ``local_energy`` and
+    ``ln_psi`` (its kernels run at the trial precision and in the bound context,
     :mod:`fixedqmc.numerics.kernel_bound`; host combinations by
-    :func:`~fixedqmc.numerics.bound_run.linear_bound`).
+    :func:`~fixedqmc.numerics.bound_run.linear_bound`).  Its ``trial`` values of
+    ``local_energy`` and ``ln_psi`` are bit for bit ``evaluate``'s at the same ``step``, and
+    its ``log`` holds the overflow events that evaluation would log: a sweep's paired point
+    takes both from it instead of evaluating the samples a second time.
 
 Per-walker state is a dict of arrays whose first axis is the walker axis, so DMC branching
 (:meth:`Walkers.take`) and checkpoints (pickling) treat it like the positions.

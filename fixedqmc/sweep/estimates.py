@@ -147,24 +147,32 @@ def paired_estimate(system, reference: Reference, *, bounds: bool = True) -> dic
     trial's energy on them, (where the reference has ln|psi|) the reweighted estimate
     (:func:`reweighted_estimate`) and, for a system that can be bounded
     (:func:`fixedqmc.qmc.bounds.bound`), the bound columns on every block of samples, each
-    at its block's stochastic-rounding stream as evaluated here (:func:`bound_columns`:
-    a bound run costs about 1.7 evaluations; ``bounds=False`` skips them)."""
-    diffs, energies, ln_psi = [], [], []
+    at its block's stochastic-rounding stream (:func:`bound_columns`; ``bounds=False``
+    skips them).  A bounded block is not evaluated again: the bound run's trial values are
+    the evaluation's, bit for bit, and its overflow events go to the system's log."""
+    bounded = bounds and bounds_evaluations(system)
+    energies, ln_psi, results = [], [], []
     for b, batch in enumerate(reference.samples):
-        ev = system.evaluate(Walkers(batch, None), step=b)
-        diffs.append(ev.local_energy - reference.local_energy[b])
-        energies.append(ev.local_energy)
-        if reference.ln_psi is not None:
-            ln_psi.append(ev.ln_psi)
+        if bounded:
+            res = bound(system, batch, step=b)
+            system.log.merge(res.log)
+            results.append(res)
+            energy, psi = res.trial["local_energy"], res.trial["ln_psi"]
+        else:
+            ev = system.evaluate(Walkers(batch, None), step=b)
+            energy = ev.local_energy
+            psi = ev.ln_psi if reference.ln_psi is not None else None
+        energies.append(energy)
+        ln_psi.append(psi)
+    diffs = [e - e64 for e, e64 in zip(energies, reference.local_energy)]
     out = {}
     for name, err, x in (("paired_diff", "paired_error", np.array(diffs)),
                          ("paired_energy", "paired_energy_error", np.array(energies))):
         out[name], out[err] = _walker_estimate(x)
     if reference.ln_psi is not None:
         out.update(reweighted_estimate(np.array(energies), np.array(ln_psi), reference))
-    if bounds and bounds_evaluations(system):
-        out.update(bound_columns([bound(system, batch, step=b)
-                                  for b, batch in enumerate(reference.samples)]))
+    if bounded:
+        out.update(bound_columns(results))
     return out
 
 

@@ -9,13 +9,14 @@ from hypothesis import strategies as st
 import fixedqmc
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.qmc.profile import RangeProfile
+from fixedqmc.sweep.estimates import Reference, paired_estimate
 from fixedqmc.systems.helium.cluster import HeliumCluster, TableSettings
 from fixedqmc.testing import assert_system_within_bound
 from fixedqmc.testing.strategies import walker_positions
 
 TABLES = TableSettings(r_max=30.0)
 QUANTITIES = {"potential.sum", "wavefunction.sum", "kinetic.lap_sum", "kinetic.grad2_sum",
-              "kinetic.grad", "potential", "kinetic", "local_energy"}
+              "kinetic.grad", "potential", "kinetic", "local_energy", "ln_psi"}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,7 @@ def test_the_bound_holds_and_the_trial_is_the_systems_own(he3):
     assert np.array_equal(res.trial["local_energy"], ev.local_energy)
     assert np.array_equal(res.trial["kinetic.grad"], ev.grad)
     assert np.array_equal(res.trial["wavefunction.sum"], ev.ln_psi)
+    assert np.array_equal(res.trial["ln_psi"], ev.ln_psi)
     f64 = HeliumCluster(3, tables=TABLES).evaluate(positions)
     b = res.bound["local_energy"]
     finite = np.isfinite(b)
@@ -49,6 +51,31 @@ def test_the_bound_holds_and_the_trial_is_the_systems_own(he3):
     assert (np.abs(f64.local_energy - res.value["local_energy"])[finite] <= b[finite]).all()
     row = table.loc["local_energy"]
     assert 1.0 <= row.ratio < 20.0, row
+
+
+def test_a_bounded_paired_point_is_the_evaluated_one_bit_for_bit(he3):
+    """A sweep's paired point of a system that can be bounded takes the trial's energies,
+    ln|psi| and overflow events from the bound runs instead of evaluating the samples again:
+    every paired and reweighted column, and the log, equal those of the evaluations (two
+    blocks, so two stochastic-rounding streams; Q-1.5 distances overflow, so there are
+    events to log)."""
+    _, positions, _ = he3
+    f64 = HeliumCluster(3, tables=TABLES)
+    blocks = positions.reshape(2, 16, *positions.shape[1:])
+    evs = [f64.evaluate(b) for b in blocks]
+    ref = Reference(blocks, np.array([e.local_energy for e in evs]), 0.0, 1.0, 0.5, None,
+                    0.0, None, np.array([e.ln_psi for e in evs]))
+    spec = "fixed:20:stochastic,distance.x=fixed:Q1.8"
+    got = {}
+    for bounds in (True, False):
+        system = HeliumCluster(3, precision=spec, tables=TABLES, seed=2)
+        got[bounds] = paired_estimate(system, ref, bounds=bounds), system.log
+    (with_bounds, log), (evaluated, log_ev) = got[True], got[False]
+    assert with_bounds["bound_samples"] == 32 and "bound_samples" not in evaluated
+    assert with_bounds.keys() > evaluated.keys()
+    assert all(np.array_equal(with_bounds[k], evaluated[k], equal_nan=True) for k in evaluated)
+    assert log.total_events > 0
+    assert dict(log.events) == dict(log_ev.events) and log.formats == log_ev.formats
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -512,9 +512,12 @@ class HeliumCluster:
         the same positions.  Quantities (arrays per walker; ``kinetic.grad`` (n_w, N, 3)):
         the kernel outputs ``potential.sum`` (= the part ``potential``, K),
         ``wavefunction.sum`` (ln psi), ``kinetic.lap_sum``, ``kinetic.grad2_sum`` and
-        ``kinetic.grad`` (1/A), the part ``kinetic`` = -D (2 lap_sum + grad2_sum) (K) and
+        ``kinetic.grad`` (1/A), the part ``kinetic`` = -D (2 lap_sum + grad2_sum) (K),
         ``local_energy`` = potential + kinetic (K), the host combinations bounded by
-        :func:`~fixedqmc.numerics.bound_run.linear_bound`."""
+        :func:`~fixedqmc.numerics.bound_run.linear_bound`, and ``ln_psi`` (=
+        ``wavefunction.sum``).  The trial's ``local_energy`` and ``ln_psi`` are bit for bit
+        those of :meth:`evaluate` at the same ``step``, and its overflow events (the
+        result's ``log``) those that call would log."""
         if any(src != "table" for src in self.sources.values()):
             raise FixedQMCError("a helium cluster is bounded with every kernel's source "
                                 f"'table'; got sources {self.sources}")
@@ -543,7 +546,7 @@ class HeliumCluster:
              (-self.hbar2_2m, value["kinetic.grad2_sum"], bound["kinetic.grad2_sum"])])
         trial["kinetic"] = self._kinetic(trial["kinetic.lap_sum"], trial["kinetic.grad2_sum"])
         for d in (value, bound, trial):
-            d["potential"] = d["potential.sum"]
+            d["potential"], d["ln_psi"] = d["potential.sum"], d["wavefunction.sum"]
         value["local_energy"], bound["local_energy"] = linear_bound(
             [(1.0, value[p], bound[p]) for p in ("potential", "kinetic")])
         trial["local_energy"] = trial["potential"] + trial["kinetic"]

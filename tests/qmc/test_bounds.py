@@ -57,8 +57,8 @@ def test_a_bounded_paired_point_is_the_evaluated_one_bit_for_bit(he3):
     """A sweep's paired point of a system that can be bounded takes the trial's energies,
     ln|psi| and overflow events from the bound runs instead of evaluating the samples again:
     every paired and reweighted column, and the log, equal those of the evaluations (two
-    blocks, so two stochastic-rounding streams; Q-1.5 distances overflow, so there are
-    events to log)."""
+    blocks, so two stochastic-rounding streams; coordinates in Q1.8 (|x| < 2 A) overflow,
+    so there are events to log)."""
     _, positions, _ = he3
     f64 = HeliumCluster(3, tables=TABLES)
     blocks = positions.reshape(2, 16, *positions.shape[1:])

@@ -281,22 +281,23 @@ def cmd_cost(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from fixedqmc import jsonio
-    from fixedqmc.cost import RESOURCES, cost_model, totals
+    from fixedqmc.cost import RESOURCES, check_cycles, totals
     from fixedqmc.qmc.counts import STAGES, counts_operations, hardware_cost
     from fixedqmc.state_files import atomic_output, write_atomic
     from fixedqmc.sweep.costs import COUNT_WALKERS
 
-    cost_model(args.model)  # an unknown model, before any work
+    check_cycles(args.model, args.cycles)  # an unknown model or bad cycles, before any work
     if args.stage not in STAGES:
         raise FixedQMCError(f"--stage {args.stage!r}; allowed: {', '.join(STAGES)}")
     with _sampled_trial(args, "cost", counts_operations,
                         "does not count its operations (the optional protocol member "
                         "operation_counts)") as (config, out, ref, trial):
         rows = hardware_cost(trial, ref.samples[-1][:COUNT_WALKERS], args.model,
-                             stage=args.stage)
+                             stage=args.stage, cycles=args.cycles)
         per_kernel = rows.groupby("kernel", sort=False)[
             [c for c in RESOURCES if c in rows]].sum()
-        summary = {"model": args.model, "stage": args.stage, "precision": config["precision"],
+        summary = {"model": args.model, "stage": args.stage, "cycles": args.cycles,
+                   "precision": config["precision"],
                    "per": "walker" if args.stage == "evaluation" else "move",
                    "totals": totals(rows), "kernels": per_kernel.to_dict(orient="index"),
                    "formats": trial.formats()}
@@ -305,7 +306,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
         write_atomic(out / "cost.json", jsonio.dumps(summary, indent=2).encode())
     with pd.option_context("display.width", 200, "display.float_format", "{:.4g}".format):
         print(per_kernel.to_string())
-    print(f"total ({args.model}, one {args.stage} per {summary['per']}, precision "
+    every = f" every {args.cycles} cycles" if args.cycles > 1 else ""
+    print(f"total ({args.model}, one {args.stage} per {summary['per']}{every}, precision "
           f"{config['precision']}): " + ", ".join(f"{k} {v:.4g}" for k, v
                                                    in summary["totals"].items()))
     print(f"saved {out}/cost.csv and cost.json (docs/cost_models.md)")
@@ -519,6 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL", help=_COST_MODEL_HELP)
     co.add_argument("--stage", default="evaluation",
                     help="evaluation (per walker, default) or move (per single-particle move)")
+    co.add_argument("--cycles", type=int, default=1, metavar="K",
+                    help="a streaming data path: one evaluation (or move) every K clock "
+                         "cycles, each operator shared over them (FPGA models; default 1)")
     co.set_defaults(func=cmd_cost)
 
     bo = sub.add_parser("bound", help="rigorous error bounds of a system's evaluation at a "

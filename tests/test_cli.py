@@ -62,6 +62,13 @@ def test_cost_of_helium_at_a_width(tmp_path, capsys):
     assert summary["totals"] == pytest.approx(totals(rows))
     assert summary["totals"]["dsp"] > 0 and summary["totals"]["memory"] > 0
     assert set(rows.loc[rows.op != "array", "result"]) <= set(summary["formats"].values())
+    # a streaming data path, one evaluation every 3 cycles: each operator shared over them
+    assert main(["cost", *sets, "--precision", "fixed:32", "--cycles", "3"]) == 0
+    assert "every 3 cycles" in capsys.readouterr().out
+    streamed = pd.read_csv(out / "cost" / "cost.csv")
+    ops, s_ops = rows[rows.op != "array"], streamed[streamed.op != "array"]
+    assert list(s_ops.operators) == [-(-c // 3) for c in ops["count"]]
+    assert streamed.memory.sum() == rows.memory.sum()
     assert main(["cost", *sets, "--precision", "bfloat16", "--model", "gpu-h100",
                  "--stage", "move"]) == 0
     gpu = json.loads((out / "cost" / "cost.json").read_text())
@@ -86,8 +93,10 @@ def test_bound_of_helium_at_a_width(tmp_path, capsys):
     assert summary["quantities"]["local_energy"]["max_bound"] == table.max_bound["local_energy"]
 
 
-@pytest.mark.parametrize("extra, match", [(["--model", "asic"], "unknown cost model 'asic'"),
-                                          (["--stage", "sweep"], "--stage 'sweep'")])
+@pytest.mark.parametrize("extra, match", [
+    (["--model", "asic"], "unknown cost model 'asic'"), (["--stage", "sweep"], "--stage 'sweep'"),
+    (["--cycles", "0"], "cycles = 0"),
+    (["--model", "gpu-h100", "--cycles", "4"], "does not share operators over cycles")])
 def test_cost_refuses_bad_options_before_any_work(tmp_path, capsys, extra, match):
     out = tmp_path / "c"
     assert main(["cost", "--set", f"output='{out}'", *extra]) != 0

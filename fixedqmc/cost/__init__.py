@@ -14,9 +14,11 @@ systems are.
 
 from __future__ import annotations
 
+import inspect
 from importlib import metadata
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from fixedqmc.cost.blocks import (MEMORY_BLOCKS, MULTIPLIER_BLOCKS, dsp_blocks,
@@ -71,9 +73,27 @@ def cost_model(name: str) -> Callable:
                         "or gpu:<device.toml>")
 
 
+def check_cycles(model: str, cycles: int) -> Callable:
+    """The model ``model``, after checking it can share operators over ``cycles``: a whole
+    number >= 1, and > 1 only for a model with a ``cycles`` parameter."""
+    if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
+        raise FixedQMCError(f"cycles = {cycles!r}: a whole number of clock cycles >= 1 per "
+                            "evaluation")
+    priced_by = cost_model(model)
+    if cycles != 1 and "cycles" not in inspect.signature(priced_by).parameters:
+        raise FixedQMCError(f"cost model {model!r} does not share operators over cycles "
+                            f"(cycles = {cycles}); the FPGA models do")
+    return priced_by
+
+
 def cost(ops: pd.DataFrame, arrays: pd.DataFrame | None = None,
-         model: str = DEFAULT_MODEL) -> pd.DataFrame:
-    """The rows of ``ops`` and ``arrays`` with the resources of ``model``."""
+         model: str = DEFAULT_MODEL, *, cycles: int = 1) -> pd.DataFrame:
+    """The rows of ``ops`` and ``arrays`` with the resources of ``model``.  ``cycles`` > 1:
+    the data path finishes one evaluation (the counts' unit) every ``cycles`` clock
+    cycles, each operator shared over them (a streaming pipeline, e.g. one particle pair
+    or one electron-orbital pair per cycle); only models with a ``cycles`` parameter (the
+    FPGA models) price that."""
+    priced_by = check_cycles(model, cycles)
     missing = {"op", "count", "result"} - set(ops.columns)
     if missing:
         raise FixedQMCError(f"ops needs the columns op, count, result (and a, b for "
@@ -81,7 +101,8 @@ def cost(ops: pd.DataFrame, arrays: pd.DataFrame | None = None,
     ops = ops.assign(**{c: ops.get(c, "") for c in ("a", "b")})
     if arrays is not None and {"entries", "format"} - set(arrays.columns):
         raise FixedQMCError("arrays needs the columns entries and format")
-    return cost_model(model)(ops, arrays)
+    return (priced_by(ops, arrays, cycles=int(cycles)) if cycles != 1
+            else priced_by(ops, arrays))
 
 
 def with_formats(counts: pd.DataFrame, formats: dict) -> pd.DataFrame:
@@ -113,5 +134,5 @@ def totals(rows: pd.DataFrame) -> dict:
 
 
 __all__ = ["MEMORY_BLOCKS", "MULTIPLIER_BLOCKS", "Device", "FpgaModel", "H100", "Operand",
-           "cost", "cost_model", "cost_models", "dsp_blocks", "load_device", "memory_blocks",
+           "check_cycles", "cost", "cost_model", "cost_models", "dsp_blocks", "load_device", "memory_blocks",
            "multiplier_tiling", "operand", "register_cost_model", "totals", "with_formats"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fixedqmc.cost import DEFAULT_MODEL, cost, with_formats
+from fixedqmc.cost import DEFAULT_MODEL, check_cycles, cost, with_formats
 from fixedqmc.errors import FixedQMCError
 
 #: the stages a system counts, and what a count is per
@@ -72,20 +72,25 @@ def arrays_with_formats(arrays: pd.DataFrame, formats: dict) -> pd.DataFrame:
 
 
 def priced(ops: pd.DataFrame, arrays: pd.DataFrame, formats: dict,
-           model: str = DEFAULT_MODEL) -> pd.DataFrame:
-    """The cost rows (:func:`fixedqmc.cost.cost`) of the operations and arrays of the
-    kernels ``formats`` ``{"kernel.variable": format}`` names, at those formats."""
+           model: str = DEFAULT_MODEL, *, cycles: int = 1) -> pd.DataFrame:
+    """The cost rows (:func:`fixedqmc.cost.cost`, operators shared over ``cycles``) of the
+    operations and arrays of the kernels ``formats`` ``{"kernel.variable": format}``
+    names, at those formats."""
     kernels = {k.split(".")[0] for k in formats}
     return cost(with_formats(ops[ops["kernel"].isin(kernels)], formats),
-                arrays_with_formats(arrays, formats), model=model)
+                arrays_with_formats(arrays, formats), model=model, cycles=cycles)
 
 
 def hardware_cost(system, positions, model: str = DEFAULT_MODEL, *, step: int = 0,
-                  stage: str = "evaluation") -> pd.DataFrame:
+                  stage: str = "evaluation", cycles: int = 1) -> pd.DataFrame:
     """The cost rows (:func:`fixedqmc.cost.cost`) of one ``stage`` of ``system``'s
     operations (per walker or per move) and of the arrays it stores, in the system's own
-    formats (``system.formats()``: its precision, width-only specs sized by its ranges)."""
+    formats (``system.formats()``: its precision, width-only specs sized by its ranges);
+    ``cycles`` > 1 shares each operator over that many cycles per walker or move (a
+    streaming data path; FPGA models)."""
     if stage not in STAGES:
         raise FixedQMCError(f"stage {stage!r}; allowed: {', '.join(STAGES)}")
+    check_cycles(model, cycles)
     counts, arrays = operations_and_arrays(system, positions, step=step)
-    return priced(counts[counts["stage"] == stage], arrays, system.formats(), model)
+    return priced(counts[counts["stage"] == stage], arrays, system.formats(), model,
+                  cycles=cycles)

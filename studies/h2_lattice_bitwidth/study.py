@@ -20,6 +20,14 @@ host.  Three parts, each using only the public API (:func:`fixedqmc.sweep.sweep`
 ``full``
     VMC of 128 walkers sampled at the data path's narrowest width and 2 bits below it: energy against the float64 run and the acceptance rates (the seed's remark on
     sampling at narrow widths).
+``table2`` (not part of ``all``; ``--part table2``, after ``table1``)
+    seed 001's Table 2 beside our cost model: the data path at 38 and 40 bits (the formats
+    of ``table1_points.csv``) and the tuned plan (``tune_plan.csv``, if the tune part ran)
+    as the seed's streaming pipeline, one active (electron, AO) pair per clock cycle, each
+    counted operator shared over a walker's pairs (:data:`SEED_MODEL`); all of it (values,
+    gradients, Laplacians) and the seed's part (values and Laplacians:
+    :func:`value_and_laplacian`): M20K blocks (the seed's limit) first, then DSP blocks
+    and 18 x 18 multipliers.
 ``tune`` (not part of ``all``; ``--part tune``)
     must every variable of the data path have the common width?  :func:`fixedqmc.sweep.tune`
     on the per-kernel part's input (256 walkers; reduced 64): a width per variable, the
@@ -31,9 +39,10 @@ host.  Three parts, each using only the public API (:func:`fixedqmc.sweep.sweep`
     python studies/h2_lattice_bitwidth/study.py --part table1 --walkers 128,256
     python studies/h2_lattice_bitwidth/study.py --reduced    # 8 H2, 64 and 128 walkers
     python studies/h2_lattice_bitwidth/study.py --reduced --part tune   # about 5 min
+    python studies/h2_lattice_bitwidth/study.py --part table2   # about 6 min
 
 Writes the sweep folders and ``table1.csv``, ``table1.md``, ``table1.png``, ``per_kernel.csv``,
-``full.csv`` (and ``tune.md``, ``tune_plan.csv``) under ``results/`` (``results/reduced/``
+``full.csv`` (and ``tune.md``, ``tune_plan.csv``, ``table2.csv``, ``table2.md``) under ``results/`` (``results/reduced/``
 with ``--reduced``).  Finished
 points are kept: an interrupted study resumes.
 """
@@ -41,10 +50,15 @@ points are kept: an interrupted study resumes.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from fixedqmc import QFormat
+from fixedqmc.qmc.counts import operations_and_arrays, priced
+from fixedqmc.run import build_system, load_config
 from fixedqmc.sweep import plot_sweep, sweep, tune
 
 HERE = Path(__file__).resolve().parent
@@ -59,6 +73,16 @@ EQUIL_SWEEPS = 100
 PARTS = ("table1", "per_kernel", "full")
 #: production blocks of the tune part's confirming full runs (its paired samples: 2)
 CONFIRM_BLOCKS = 20
+#: the cost model nearest the seed's MAIA board (Intel Stratix V: a DSP block is two
+#: 18 x 18 multipliers or one 27 x 27; M20K memory)
+SEED_MODEL = "fpga-intel18x19"
+#: seed 001's Table 2 (MAIA, Stratix V): 32.32 % of 3,926 18 x 18 multipliers, 36.37 % of
+#: 1,963 DSP blocks, 98.64 % of 2,567 M20K blocks
+SEED_TABLE2 = {"multipliers_18x18": 1269, "dsp_blocks": 714, "m20k": 2532}
+#: variables only the gradient needs: the seed's device computes the Slater matrix and its
+#: Laplacian, not the gradient
+GRADIENT_ONLY = ("contraction.pd", "contraction.gterm", "contraction.grad",
+                 "contraction.dang", "derivatives.grad")
 
 
 def case_input(lattice: int, walkers: int, blocks: int, steps: int, cache: Path,
@@ -118,10 +142,10 @@ def seed_rule(rows: pd.DataFrame) -> float:
     return best
 
 
-def write(out: Path, name: str, frame: pd.DataFrame, title: str) -> None:
+def write(out: Path, name: str, frame: pd.DataFrame, title: str, digits: int = 6) -> None:
     frame.to_csv(out / f"{name}.csv")
     with pd.option_context("display.width", 250, "display.max_columns", None,
-                           "display.float_format", "{:.6f}".format):
+                           "display.float_format", f"{{:.{digits}f}}".format):
         text = f"{title}\n{frame}\n"
     (out / f"{name}.md").write_text("```\n" + text + "```\n")
     print(text)
@@ -131,8 +155,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reduced", action="store_true",
                    help="8 H2, walkers 64,128, per kernel and full runs at 64")
-    p.add_argument("--part", choices=(*PARTS, "all", "tune"), default="all",
-                   help="one part, or all three of the seed's (tune: only when named)")
+    p.add_argument("--part", choices=(*PARTS, "all", "tune", "table2"), default="all",
+                   help="one part, or all three of the seed's (tune, table2: only when named)")
     p.add_argument("--model", default="fpga-intel27x27", help="tune: the cost model")
     p.add_argument("--objective", default=None, help="tune: the resource minimised first")
     p.add_argument("--walkers", default=None,
@@ -207,7 +231,74 @@ def main(argv=None) -> int:
         print(rows[cols].to_string())
     if "tune" in parts:
         run_tune(lattice, per_w, out, args.model, args.objective, w)
+    if "table2" in parts:
+        write(out, "table2", seed_table2(lattice, out).set_index(["plan", "data path"]),
+              f"Seed 001's Table 2 beside the cost model {SEED_MODEL}: the data path "
+              f"({DATA_PATH}) streaming one active (electron, AO) pair per cycle", digits=1)
     return 0
+
+
+def value_and_laplacian(ops: pd.DataFrame) -> pd.DataFrame:
+    """The operations of the seed's device, the data path's values and Laplacians: the rows
+    of :data:`GRADIENT_ONLY` dropped; the derivatives kernel's conversions and products,
+    which serve three gradient components and the Laplacian alike, at the Laplacian's share
+    of its sums."""
+    name = ops["kernel"] + "." + ops["variable"]
+    kept = ops[~name.isin(GRADIENT_ONLY)].copy()
+    d = ops[ops["kernel"] == "derivatives"]
+    lap = d.loc[d["variable"] == "lap", "count"].sum()
+    share = lap / (lap + d.loc[d["variable"] == "grad", "count"].sum())
+    shared = (kept["kernel"] == "derivatives") & kept["variable"].isin(["term", "dao"])
+    kept.loc[shared, "count"] *= share
+    return kept
+
+
+def seed_table2(lattice: int, out: Path, model: str = SEED_MODEL) -> pd.DataFrame:
+    """The ``table2`` part (module docstring): one row per plan and data path, and the
+    seed's own row.  The operations are counted once, on 8 walkers with their electrons
+    around the nuclei (the system's initial positions), and priced at each plan's formats."""
+    points = out / "table1_points.csv"
+    if not points.exists():
+        raise SystemExit(f"--part table2 prices the formats of {points}: run --part table1 "
+                         "first")
+    rows = pd.read_csv(points)
+    rows = rows[rows.kernels == DATA_PATH]
+    plans = {f"W = {w}": json.loads(rows[rows.width == w].formats.iloc[0])
+             for w in (38, 40) if (rows.width == w).any()}
+    if (out / "tune_plan.csv").exists():
+        plan = pd.read_csv(out / "tune_plan.csv")
+        plans["tuned plan"] = dict(zip(plan.variable, plan.format))
+        # its common width: every variable with the same integer bits, W bits in all
+        plans[f"common width {plan.common_width.iloc[0]}"] = {
+            v: str(QFormat(q.signed, q.int_bits, int(w) - q.int_bits - q.signed))
+            for v, w, q in zip(plan.variable, plan.common_width, map(QFormat.parse,
+                                                                    plan.format))}
+    system = build_system(load_config(overrides={"system": {"kind": "molecule",
+                                                            "lattice": lattice},
+                                                 "trial": {"scf_cache": str(out / "scf")}}))
+    positions = system.initial_positions(8, np.random.default_rng(1))
+    ops, arrays = operations_and_arrays(system, positions)
+    ops = ops[ops["stage"] == "evaluation"]
+    # the seed's clock: one active (electron, AO) pair, whose AO value the orbitals kernel
+    # converts once
+    pairs = int(round(ops.loc[(ops.kernel == "orbitals") & (ops.variable == "ao"),
+                              "count"].sum()))
+    table = []
+    for label, formats in plans.items():
+        for part, part_ops in (("values, gradients, Laplacians", ops),
+                               ("values, Laplacians (the seed's)", value_and_laplacian(ops))):
+            r = priced(part_ops, arrays, formats, model, cycles=pairs)
+            arr = r["op"] == "array"
+            table.append({"plan": label, "data path": part, "m20k": r["memory"].sum(),
+                          "m20k exp tables": r.loc[r.op == "exp", "memory"].sum(),
+                          "m20k MO coefficients": r.loc[arr, "memory"].sum(),
+                          "dsp_blocks": r["dsp"].sum(),
+                          "multipliers_18x18": 2 * r["dsp"].sum(),  # two per block
+                          "products": int(r.loc[r.op == "mul", "operators"].sum()),
+                          "luts": r["luts"].sum(), "pairs per walker": pairs})
+    table.append({"plan": "seed 001 Table 2", "data path": "as synthesized (Stratix V)",
+                  **SEED_TABLE2})
+    return pd.DataFrame(table)
 
 
 def run_tune(lattice, walkers, out: Path, model, objective, workers) -> None:

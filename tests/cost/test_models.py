@@ -35,6 +35,20 @@ def test_fpga_counts_of_a_hand_counted_chain():
     # one operator shared over 2 cycles halves the operators, not the memory
     shared = totals(FPGA_MODELS["fpga-dsp48e2"].cost(CHAIN, TABLE, cycles=2))
     assert shared["dsp"] == 6 and shared["memory"] == 18
+    # the same through cost(): 3 cycles leave ceil(2 / 3) = 1 multiplier, ceil(4 / 3) loads
+    streamed = cost(CHAIN, TABLE, cycles=3)
+    assert list(streamed.operators) == [1, 1, 2, 1, 0]
+    assert totals(streamed)["memory"] == 18
+
+
+@pytest.mark.parametrize("model, cycles, match", [
+    ("fpga-dsp48e2", 0, "cycles = 0: a whole number"),
+    ("fpga-dsp48e2", 2.5, "cycles = 2.5: a whole number"),
+    ("fpga-dsp48e2", True, "cycles = True: a whole number"),
+    ("gpu-h100", 4, "'gpu-h100' does not share operators over cycles")])
+def test_cycles_are_refused_where_they_mean_nothing(model, cycles, match):
+    with pytest.raises(FixedQMCError, match=match):
+        cost(CHAIN, TABLE, model=model, cycles=cycles)
 
 
 def test_fpga_families_and_lut_multipliers():

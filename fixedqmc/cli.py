@@ -470,8 +470,8 @@ def _task_options(p: argparse.ArgumentParser, kept: str) -> None:
 
 
 _COST_MODEL_HELP = (f"cost model (docs/cost_models.md): {DEFAULT_MODEL} (default), fpga-dsp58, "
-                    "fpga-intel27x27, fpga-intel18x19, fpga-lut, gpu-h100, gpu:<device.toml> "
-                    "or a registered model")
+                    "fpga-intel27x27, fpga-intel18x19, fpga-virtex4, fpga-lut, gpu-h100, "
+                    "gpu:<device.toml> or a registered model")
 
 
 def build_parser() -> argparse.ArgumentParser:

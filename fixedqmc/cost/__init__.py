@@ -5,7 +5,7 @@ A cost model turns ``ops`` (a DataFrame: ``op``, ``count`` per evaluation, ``res
 ``arrays`` (``entries``, ``format``: tables and stored coefficients) into one row of
 resources per input row (:func:`cost`) and their totals.  Built-in models: the FPGA
 families of :mod:`~fixedqmc.cost.fpga` (``fpga-dsp48e2``, the default, ``fpga-dsp58``,
-``fpga-intel27x27``, ``fpga-intel18x19``, ``fpga-lut``) and the GPU roofline of
+``fpga-intel27x27``, ``fpga-intel18x19``, ``fpga-virtex4``, ``fpga-lut``) and the GPU roofline of
 :mod:`~fixedqmc.cost.gpu` (``gpu-h100``, or ``gpu:<device.toml>``).  A user's model is any
 callable ``model(ops, arrays) -> DataFrame`` registered with :func:`register_cost_model` or
 declared in the ``fixedqmc.cost_models`` entry-point group (``name = "module:MODEL"``), as

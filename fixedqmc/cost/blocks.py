@@ -16,7 +16,8 @@ Both are exact counting problems with small search spaces, solved exactly here:
 
 Sources (``docs/cost_models.md``): AMD UG579 (DSP48E2, 27 x 18), AMD AM004 (DSP58, 27 x
 24), Intel's variable-precision DSP user guides (one 27 x 27 or two 18 x 19 per block),
-AMD UG573 (RAMB18E2/RAMB36E2 ratios), Intel Stratix 10 memory user guide (M20K ratios).
+Xilinx UG073 (Virtex-4 DSP48, 18 x 18), AMD UG573 (RAMB18E2/RAMB36E2 ratios; Virtex-4's
+18 Kb block RAM, UG070, has the same), Intel Stratix 10 memory user guide (M20K ratios).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ MULTIPLIER_BLOCKS = {
                                   "Intel variable-precision DSP, 27 x 27 mode"),
     "intel18x19": MultiplierBlock("intel18x19", 18, 19, 2,
                                   "Intel variable-precision DSP, two 18 x 19 per block"),
+    "dsp48": MultiplierBlock("dsp48", 18, 18, 1, "AMD/Xilinx UG073 (Virtex-4 DSP48)"),
 }
 
 

@@ -146,6 +146,8 @@ FPGA_MODELS = {
                                  MEMORY_BLOCKS["m20k"]),
     "fpga-intel18x19": FpgaModel("fpga-intel18x19", MULTIPLIER_BLOCKS["intel18x19"],
                                  MEMORY_BLOCKS["m20k"]),
+    "fpga-virtex4": FpgaModel("fpga-virtex4", MULTIPLIER_BLOCKS["dsp48"],
+                              MEMORY_BLOCKS["bram18"]),
     "fpga-lut": FpgaModel("fpga-lut", MULTIPLIER_BLOCKS["dsp48e2"], MEMORY_BLOCKS["bram18"],
                           lut_multipliers=True),
 }

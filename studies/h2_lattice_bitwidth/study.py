@@ -41,9 +41,9 @@ host.  Three parts, each using only the public API (:func:`fixedqmc.sweep.sweep`
     python studies/h2_lattice_bitwidth/study.py --reduced --part tune   # about 5 min
     python studies/h2_lattice_bitwidth/study.py --part table2   # about 6 min
 
-Writes the sweep folders and ``table1.csv``, ``table1.md``, ``table1.png``, ``per_kernel.csv``,
-``full.csv`` (and ``tune.md``, ``tune_plan.csv``, ``table2.csv``, ``table2.md``) under ``results/`` (``results/reduced/``
-with ``--reduced``).  Finished
+Writes the sweep folders and ``table1.csv``, ``table1.md``, ``table1.png``,
+``per_kernel.csv``, ``full.csv`` (and ``tune.md``, ``tune_plan.csv``, ``table2.csv``,
+``table2.md``) under ``results/`` (``results/reduced/`` with ``--reduced``).  Finished
 points are kept: an interrupted study resumes.
 """
 

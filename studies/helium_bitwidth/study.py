@@ -7,8 +7,10 @@ public API (fixedqmc.sweep.sweep).
 
     python studies/helium_bitwidth/study.py            # full study (about 10 min, 2 cores)
     python studies/helium_bitwidth/study.py --reduced  # make run: He3, a few widths (<3 min)
+    python studies/helium_bitwidth/study.py --resources  # seed 002's Table 1 (seconds)
 
-Writes results/<case>/... (sweep tables, figures) and results/answer.csv.
+Writes results/<case>/... (sweep tables, figures) and results/answer.csv.  ``--resources``
+instead prices the seed's pipeline (:func:`seed_resources`): ``results/resources.csv``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from fixedqmc.qmc.counts import operations_and_arrays, priced
+from fixedqmc.run import build_system, load_config
 from fixedqmc.sweep import sweep
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +39,18 @@ CASES = {
                         "step_size": 0.6}},
 }
 KERNELS = "distance,potential,kinetic,wavefunction,all"
+#: seed 002's device (Virtex-4 LX160: 96 DSP48 slices, 288 18-Kb block RAMs) and its
+#: Table 1: the share of each used by its pipelines, kernel 1 (the potential with the
+#: squared distances), kernels 1 and 2 (and the wave function), 1, 2 and 3 (and part of the
+#: kinetic energy)
+SEED_MODEL = "fpga-virtex4"
+SEED_DEVICE = {"dsp48": 96, "bram18": 288}
+SEED_TABLE1 = {"kernel 1": (0.26, 0.31), "kernels 1, 2": (0.52, 0.51),
+               "kernels 1, 2, 3": (0.78, 0.70)}
+#: our kernels in each of the seed's columns
+SEED_KERNELS = {"kernel 1": ("distance", "potential"),
+                "kernels 1, 2": ("distance", "potential", "wavefunction"),
+                "kernels 1, 2, 3": ("distance", "potential", "wavefunction", "kinetic")}
 
 
 def run_case(name: str, widths: str, kernels: str, mode: str, seeds, workers: int,
@@ -86,14 +103,55 @@ def answer_table(answer: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def seed_resources(case: str = "He64", widths=(32, 36)) -> pd.DataFrame:
+    """Seed 002's Table 1 beside our cost model: its pipeline takes one atom pair per clock
+    cycle (Eq. 21: N(N-1)/2 cycles per configuration), so each operator counted in one
+    evaluation of ``case`` (at its initial positions, 4 walkers) is shared over a walker's
+    pairs; the data path at ``fixed:W`` (formats from the declared ranges: the integer
+    bits do not change the blocks of a W-bit product), DSP48 slices and 18-Kb block RAMs
+    of :data:`SEED_MODEL` per column of the seed's table, beside the seed's share of its
+    device."""
+    rows = []
+    for w in widths:
+        system = build_system(load_config(overrides={**CASES[case],
+                                                     "precision": f"fixed:{w}"}))
+        n = system.n_particles
+        ops, arrays = operations_and_arrays(system, system.initial_positions(
+            4, np.random.default_rng(1)))
+        ops = ops[ops["stage"] == "evaluation"]
+        formats = system.formats()
+        for column, kernels in SEED_KERNELS.items():
+            part = {k: f for k, f in formats.items() if k.split(".")[0] in kernels}
+            r = priced(ops, arrays, part, SEED_MODEL, cycles=n * (n - 1) // 2)
+            dsp, bram = SEED_TABLE1[column]
+            rows.append({"precision": f"fixed:{w}", "kernels": column,
+                         "dsp48": r["dsp"].sum(),
+                         "dsp48 (seed)": round(dsp * SEED_DEVICE["dsp48"]),
+                         "bram18": r["memory"].sum(),
+                         "bram18 (seed)": round(bram * SEED_DEVICE["bram18"]),
+                         "products per pair": int(r.loc[r.op == "mul", "operators"].sum()),
+                         "luts": r["luts"].sum()})
+    return pd.DataFrame(rows)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reduced", action="store_true", help="the quick version run by make run")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--output", default=str(HERE / "results"))
+    p.add_argument("--resources", action="store_true",
+                   help="only price seed 002's pipeline beside its Table 1 (He64, 32 and 36 "
+                        "bits)")
     args = p.parse_args(argv)
     out = Path(args.output)
     t0 = time.perf_counter()
+    if args.resources:
+        out.mkdir(parents=True, exist_ok=True)
+        table = seed_resources()
+        table.to_csv(out / "resources.csv", index=False)
+        print(f"Seed 002's Table 1 (Virtex-4 LX160) beside {SEED_MODEL}, one atom pair per "
+              f"cycle:\n{table.to_string(index=False)}\nsaved {out}/resources.csv")
+        return 0
     if args.reduced:
         answer = run_case("He3", "16:40:4", "potential,kinetic,all", "paired", [1],
                           args.workers, False, out / "reduced")

@@ -86,6 +86,9 @@ def test_known_tilings():
     assert dsp_blocks(18, False, 18, False, dsp48) == 2   # unsigned 18 needs 19 signed bits
     assert dsp_blocks(40, True, 40, True, dsp48) == 6     # 26 + 14 by 17 + 17 + 6
     assert dsp_blocks(18, True, 19, True, MULTIPLIER_BLOCKS["intel18x19"]) == 0.5
+    virtex4 = MULTIPLIER_BLOCKS["dsp48"]
+    assert dsp_blocks(32, True, 32, True, virtex4) == 4  # 18 + 14 by 18 + 14
+    assert dsp_blocks(18, False, 18, True, virtex4) == 2  # unsigned 18 = 17 + 1 unsigned
 
 
 def fewest_blocks_enumerated(entries: int, width: int, block) -> int:

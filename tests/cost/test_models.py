@@ -56,6 +56,7 @@ def test_fpga_families_and_lut_multipliers():
     assert totals(cost(one, model="fpga-dsp58"))["dsp"] == 4      # 26 + 14 by 23 + 17
     assert totals(cost(one, model="fpga-intel27x27"))["dsp"] == 4  # 26 + 14 by 26 + 14
     assert totals(cost(one, model="fpga-intel18x19"))["dsp"] == 4.5  # 3 x 3 halves
+    assert totals(cost(one, model="fpga-virtex4"))["dsp"] == 9  # 18 + 17 + 5, both sides
     lut = totals(cost(one, model="fpga-lut"))
     assert lut["dsp"] == 0 and lut["luts"] == 40 * 40 + 40
     m20k = totals(cost(CHAIN.iloc[:0], TABLE, model="fpga-intel27x27"))

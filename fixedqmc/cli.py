@@ -413,7 +413,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from fixedqmc.sweep import tune
 
     res = tune(args.input, tolerance=args.tolerance,
-               **_given(args, "kernels", "family", "model", "mantissa_mode"),
+               **_given(args, "kernels", "family", "model", "mantissa_mode", "formats"),
                objective=args.objective,
                widths=args.widths, min_width=args.min_width, sets=_sets(args), output=args.output,
                workers=args.workers, scheduler=args.scheduler, worker_wait=args.worker_wait,
@@ -424,8 +424,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(narrowed.to_string(index=False) if len(narrowed) else
               "no variable could be narrowed below the common width")
+    common = (s["ladder"][s["common_width"] - 1] if s.get("ladder")
+              else s["common_width"])
     print(f"\n{len(narrowed)} of {len(res.plan)} variables narrowed from the common width "
-          f"{s['common_width']} ({s['kernels']}, {s['precision']})")
+          f"{common} ({s['kernels']}, {s['precision']})")
     if s["invisible"]:
         print(f"kept at the common width, unseen by the paired estimate (they act through "
               f"sampling; the full run judges them): {', '.join(s['invisible'])}")
@@ -592,18 +594,25 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--objective", default=None, metavar="RESOURCE",
                     help="the resource minimised first (default: dsp for FPGA models, seconds "
                          "for GPU ones); the others break ties")
-    tu.add_argument("--family", default=None, choices=["fixed", "float"],
+    tu.add_argument("--family", default=None, choices=["fixed", "float", "formats"],
                     help="fixed: word widths fixed:W (default); float: mantissa widths "
-                         "float:m<M>, exponent bits from the profile")
+                         "float:m<M>, exponent bits from the profile; formats: a float "
+                         "format per variable from the ladder --formats")
+    tu.add_argument("--formats", default=None, metavar="LIST",
+                    help="with --family formats: the float formats a variable may take, "
+                         "narrowest first (default fp8e5m2,fp8e4m3,bfloat16,float16,tf32,"
+                         "float32)")
     tu.add_argument("--mantissa-mode", default=None, metavar="MODE",
                     help="with --family float: rounding and options of every mantissa "
                          "width, as in a float format (e.g. stochastic, toward_zero:"
                          "nosubnormals; default nearest_even:subnormals,inf)")
     tu.add_argument("--widths", default=None,
                     help="grid of the common width, start:stop[:step] or a comma list "
-                         "(default 16:48:2; float 4:30:2)")
+                         "(default 16:48:2; float 4:30:2; formats: places in the ladder, "
+                         "all of them)")
     tu.add_argument("--min-width", type=int, default=None,
-                    help="narrowest width tried for any variable (default 8; float 2)")
+                    help="narrowest width tried for any variable (default 8; float 2; "
+                         "formats 1)")
     _task_options(tu, "the plans judged")
     tu.add_argument("--output", default=None, help="tune folder (default <output>/tune)")
     tu.add_argument("--no-confirm", action="store_true",

@@ -44,7 +44,8 @@ import pandas as pd
 
 from fixedqmc import jsonio
 from fixedqmc.cost import DEFAULT_MODEL, RESOURCES, cost, totals
-from fixedqmc.errors import FixedQMCError, FormatError
+from fixedqmc.errors import FixedQMCError, FormatError, PrecisionSpecError
+from fixedqmc.numerics.float_format import parse_float_format
 from fixedqmc.numerics.policy import spec_items
 from fixedqmc.numerics.qformat import QFormat
 from fixedqmc.output_folder import claim
@@ -65,40 +66,79 @@ from fixedqmc.sweep.sweep import (ENERGY_COLUMNS, MAX_MANTISSA, MAX_WIDTH, META,
 
 @dataclass(frozen=True)
 class Family:
-    """What a width means: the precision of a variable at width ``w``
-    (``template.format(w)``), the default grid of the common width, the default narrowest
-    width tried, the widest allowed, and a format of the family (to ask a model, before
-    any work, whether it prices the family and which resources it reports)."""
+    """What a width means: the precision of a variable at width ``w`` (:meth:`precision`:
+    ``template.format(w)``, or the ``w``-th format of a ``ladder``, 1 the first), the
+    default grid of the common width, the default narrowest width tried, the widest
+    allowed, and a format of the family (to ask a model, before any work, whether it prices
+    the family and which resources it reports)."""
 
     template: str
     grid: str
     low: int
     high: int
     example: str
+    ladder: tuple = ()
+
+    def precision(self, w: int) -> str:
+        return self.ladder[w - 1] if self.ladder else self.template.format(w)
+
+    def describe(self) -> str:
+        """The precision of a width ``<W>``, in words for a ladder."""
+        if self.ladder:
+            return (f"one of {' < '.join(self.ladder)} (<W>: its place, 1 = "
+                    f"{self.ladder[0]})")
+        return self.template.replace("{}", "<W>")
 
 
+#: the formats family's ladder by default: named float formats by mantissa bits
+DEFAULT_LADDER = ("fp8e5m2", "fp8e4m3", "bfloat16", "float16", "tf32", "float32")
 FAMILIES = {"fixed": Family("fixed:{}", "16:48:2", 8, MAX_WIDTH, "Q3.20"),
-            "float": Family("float:m{}", "4:30:2", 2, MAX_MANTISSA, "float:e5m10")}
+            "float": Family("float:m{}", "4:30:2", 2, MAX_MANTISSA, "float:e5m10"),
+            "formats": Family("{}", f"1:{len(DEFAULT_LADDER)}", 1, len(DEFAULT_LADDER),
+                              DEFAULT_LADDER[0], DEFAULT_LADDER)}
 
 
-def _family(family: str, mantissa_mode=None) -> Family:
+def _family(family: str, mantissa_mode=None, formats=None) -> Family:
     """The :class:`Family` named ``family``; for ``float``, its widths rounded as
-    ``mantissa_mode`` says (:func:`~fixedqmc.sweep.sweep.parse_mantissa_mode`)."""
+    ``mantissa_mode`` says (:func:`~fixedqmc.sweep.sweep.parse_mantissa_mode`); for
+    ``formats``, the ladder ``formats`` (comma-separated float formats, narrowest first;
+    default :data:`DEFAULT_LADDER`)."""
     if family not in FAMILIES:
         raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
     mode = parse_mantissa_mode(mantissa_mode)
     if mantissa_mode not in (None, "") and family != "float":
         raise FixedQMCError(f"--mantissa-mode {mantissa_mode!r} rounds mantissa widths: it "
                             "needs --family float")
+    if formats not in (None, "") and family != "formats":
+        raise FixedQMCError(f"--formats {formats!r} is a ladder of named formats: it needs "
+                            "--family formats")
     fam = FAMILIES[family]
+    if family == "formats" and formats not in (None, ""):
+        fam = _ladder(formats)
     return replace(fam, template=f"{fam.template}:{mode}") if mode else fam
 
 
-def _resources(model: str, family: str, objective: str | None) -> list:
+def _ladder(formats) -> Family:
+    """The formats family of the ladder ``formats`` (a comma-separated string or a
+    sequence of float formats: names or ``float:e<E>m<M>[:rounding][:options]``)."""
+    items = [f.strip() for f in formats.split(",")] if isinstance(formats, str) \
+        else [str(f) for f in formats]
+    for item in items:
+        try:
+            parse_float_format(item)
+        except PrecisionSpecError as exc:
+            raise FixedQMCError(f"--formats: {exc}") from None
+    if len(items) < 2 or len(set(items)) < len(items):
+        raise FixedQMCError(f"--formats {formats!r}: two or more different float formats, "
+                            "narrowest first")
+    return Family("{}", f"1:{len(items)}", 1, len(items), items[0], tuple(items))
+
+
+def _resources(model: str, family: str, objective: str | None, fam: Family) -> list:
     """The resources of ``model`` in the order plans compare them: ``objective`` (default
     the first of :data:`~fixedqmc.sweep.costs.PRIMARY` the model reports), then the rest
     of ``PRIMARY``; refuses a model that cannot price a product in the family's formats."""
-    f = FAMILIES[family].example
+    f = fam.example
     probe = pd.DataFrame({"op": ["mul"], "count": [1.0], "result": [f], "a": [f], "b": [f]})
     try:
         reported = totals(cost(probe, None, model))
@@ -133,7 +173,7 @@ def plan_spec(plan: dict, family: str | Family = "fixed") -> str:
     """A plan ``{"kernel.variable": width}`` as a precision spec: ``default=float64``, each
     kernel at its most common width (the wider on a tie) and the variables that differ;
     ``family``: a name of :data:`FAMILIES` or a :class:`Family`."""
-    template = (FAMILIES[family] if isinstance(family, str) else family).template
+    fam = FAMILIES[family] if isinstance(family, str) else family
     kernels: dict = {}
     for name, w in plan.items():
         kernel, var = name.split(".")
@@ -141,8 +181,8 @@ def plan_spec(plan: dict, family: str | Family = "fixed") -> str:
     items = ["default=float64"]
     for kernel, widths in kernels.items():
         common = max(Counter(widths.values()).items(), key=lambda kv: (kv[1], kv[0]))[0]
-        items.append(f"{kernel}={template.format(common)}")
-        items += [f"{kernel}.{v}={template.format(w)}" for v, w in widths.items()
+        items.append(f"{kernel}={fam.precision(common)}")
+        items += [f"{kernel}.{v}={fam.precision(w)}" for v, w in widths.items()
                   if w != common]
     return ",".join(items)
 
@@ -241,8 +281,7 @@ def _blind_kernels(plans: _Plans, members, width: int, family: Family) -> list:
     """Kernels whose paired difference is zero (to float64 rounding of the energy,
     :data:`~fixedqmc.sweep.sweep.BLIND_RELATIVE`) with only them at ``width``: they act
     through sampling alone, which the paired estimate cannot judge."""
-    template = family.template
-    specs = [f"default=float64,{k}={template.format(width)}" for k in members]
+    specs = [f"default=float64,{k}={family.precision(width)}" for k in members]
     blind = []
     for k, row in zip(members, plans.rows_of(specs)):
         if row["fits"] and invisible(row["paired_diff"], row["paired_error"],
@@ -254,8 +293,7 @@ def _blind_kernels(plans: _Plans, members, width: int, family: Family) -> list:
 def _no_plan(plans: _Plans, variables, exc: NoPlanError, family, tolerance, unit, f) -> str:
     """The error of a tolerance no plan meets: the widest width's value and the variables
     that fail alone at it (the others at float64)."""
-    template = family.template
-    specs = [f"default=float64,{v}={template.format(exc.width)}" for v in variables]
+    specs = [f"default=float64,{v}={family.precision(exc.width)}" for v in variables]
     alone = [(v, plan_value(r)) for v, r in zip(variables, plans.rows_of(specs))]
     failing = [f"{v} ({x * f:.3g} {unit})" for v, x in alone if not x * f <= tolerance]
     who = ("alone at that width, " + ", ".join(failing) + " already fail" if failing else
@@ -271,7 +309,8 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
          workers: int | None = None, client=None, scheduler: str | None = None,
          worker_wait: float | None = None, progress: bool | None = None,
          units: str | None = None, confirm: bool = True,
-         confirm_blocks: int | None = None, mantissa_mode=None) -> TuneResult:
+         confirm_blocks: int | None = None, mantissa_mode=None,
+         formats=None) -> TuneResult:
     """Tune (or resume tuning) the formats of one kernel set of an input; see the module
     docstring and ``docs/tuning.md``.
 
@@ -279,11 +318,13 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     set (``all``, a kernel, or kernels joined by ``+``); ``model``: a cost model of
     :mod:`fixedqmc.cost`; ``objective``: the resource minimised first (default: the first
     of ``dsp``, ``seconds``, ``luts``, ``memory``, ... the model reports), the others
-    breaking ties in that order; ``family``: ``fixed`` (word widths) or ``float``
+    breaking ties in that order; ``family``: ``fixed`` (word widths), ``float``
     (mantissa widths; ``mantissa_mode``, e.g. ``"stochastic"``, rounds them as a sweep's
-    does); ``widths``: the grid of the common width (default ``16:48:2``, float
-    ``4:30:2``); ``min_width``: the narrowest width tried for any variable (default 8, float
-    2); ``confirm``: run the full VMC estimate of the tuned plan (and of the common width),
+    does) or ``formats`` (a variable takes one of the float formats of the ladder
+    ``formats``, narrowest first, default :data:`DEFAULT_LADDER`; a width is a format's
+    place in it, 1 the first); ``widths``: the grid of the common width (default
+    ``16:48:2``, float ``4:30:2``, formats every place); ``min_width``: the narrowest width
+    tried for any variable (default 8, float 2, formats 1); ``confirm``: run the full VMC estimate of the tuned plan (and of the common width),
     ``confirm_blocks`` production blocks long (default: the input's ``method.blocks``; a
     longer run samples its own float64 run of that length to pair with).  ``workers``,
     ``client``,
@@ -291,7 +332,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     """
     from fixedqmc.run.plan import build_system
     from fixedqmc.sweep.estimates import trial_system
-    fam = _family(family, mantissa_mode)
+    fam = _family(family, mantissa_mode, formats)
     check_options(tolerance, workers, worker_wait)
     grid = int_list(fam.grid if widths is None else widths, "--widths", "width", 1, fam.high)
     low = fam.low if min_width is None else min_width
@@ -303,7 +344,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
         raise FixedQMCError(f"--confirm-blocks must be an integer >= 2, got {confirm_blocks!r}")
     if objective is not None and objective not in RESOURCES:
         raise FixedQMCError(f"--objective {objective!r}; allowed: {', '.join(RESOURCES)}")
-    resources = _resources(model, family, objective)
+    resources = _resources(model, family, objective, fam)
     client = dask_client(scheduler) if scheduler is not None else client
     config = load_config(path, sets, overrides)
     out = Path(output or Path(config["output"]) / "tune")
@@ -379,7 +420,7 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
             except NoPlanError as exc:
                 raise FixedQMCError(_no_plan(plans, variables, exc, fam, tolerance, unit,
                                              f)) from None
-            say(progress, f"tune: common width {w0} ({fam.template.format(w0)}); "
+            say(progress, f"tune: common width {w0} ({fam.precision(w0)}); "
                 "floors and greedy search")
             common_spec = plan_spec(dict.fromkeys(variables, w0), fam)
             lows = _low_widths(variables, plans.rows_of([common_spec])[0]["formats"], low)
@@ -441,7 +482,7 @@ def _summary(res, spec, common_spec, plans, counts, model, resources, fam, famil
     costs = {k: totals(priced(*counts, r["formats"], model)) for k, r in
              (("tuned", tuned), ("common", common))}
     return {"spec": spec, "kernels": kernel_set, "family": family,
-            "precision": fam.template.replace("{}", "<W>"), "model": model,
+            "precision": fam.describe(), "ladder": list(fam.ladder), "model": model,
             "objective": resources[0], "resources": resources,
             "tolerance": tolerance, "energy_unit": unit,
             "rule": "|paired diff| + 2 sigma <= tolerance",
@@ -462,11 +503,10 @@ def _summary(res, spec, common_spec, plans, counts, model, resources, fam, famil
 
 
 def _write(out, res, summary, plans, family: Family, f, counts) -> TuneResult:
-    template = family.template
     tuned_formats = plans.rows_of([summary["spec"]])[0]["formats"]
     plan = pd.DataFrame([{"variable": v, "common_width": res.common,
                           "floor": res.floors[v], "width": w,
-                          "precision": template.format(w), "format": tuned_formats.get(v),
+                          "precision": family.precision(w), "format": tuned_formats.get(v),
                           "seen": v not in res.invisible}
                          for v, w in res.plan.items()])
     rows = []
@@ -523,7 +563,11 @@ def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):
     left.set_yticks(list(y))
     left.set_yticklabels(plan["variable"], fontsize=6)
     left.invert_yaxis()
-    left.set_xlabel("width (bits)")
+    ladder = summary.get("ladder")
+    if ladder:
+        left.set_xticks(range(1, len(ladder) + 1))
+        left.set_xticklabels(ladder, fontsize=7, rotation=30)
+    left.set_xlabel("format (its place in the ladder)" if ladder else "width (bits)")
     left.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
                 frameon=False)
     cost = summary["cost"].get(summary["objective"]) if summary["objective"] else None
@@ -552,5 +596,5 @@ def plot_tune(plan: pd.DataFrame, log: pd.DataFrame, summary: dict, path=None):
     return fig
 
 
-__all__ = ["FAMILIES", "TuneResult", "evaluate_plan", "plan_file", "plan_spec", "plan_value",
+__all__ = ["DEFAULT_LADDER", "FAMILIES", "TuneResult", "evaluate_plan", "plan_file", "plan_spec", "plan_value",
            "plot_tune", "tune"]

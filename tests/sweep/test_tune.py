@@ -197,6 +197,26 @@ def test_a_mantissa_mode_rounds_every_tuned_width(tmp_path):
     assert abs(s["paired_diff"]) + 2 * s["paired_error"] <= 0.05
 
 
+def test_named_formats_are_tuned_from_a_ladder(tmp_path):
+    """``family="formats"`` (the example user system): each variable takes a format of the
+    ladder; every plan judged and the tuned plan name only those; the tuned plan passes
+    and costs no more than the common format."""
+    from tests.qmc.user_system import fermions_input
+    ladder = ("bfloat16", "float16", "tf32", "float32")
+    res = tune(overrides=fermions_input(tmp_path / "f"), kernels="potential", tolerance=0.05,
+               family="formats", formats=",".join(ladder), workers=1, progress=False,
+               confirm=False)
+    s = res.summary
+    assert s["family"] == "formats" and s["ladder"] == list(ladder)
+    assert s["precision"].startswith("one of bfloat16 < float16 < tf32 < float32")
+    assert (res.plan["precision"] == [ladder[w - 1] for w in res.plan["width"]]).all()
+    for spec in res.log["spec"]:
+        assert all(item.split("=")[1] in ladder for item in spec_items(spec)[1:])
+    assert abs(s["paired_diff"]) + 2 * s["paired_error"] <= 0.05
+    assert s["cost"]["dsp"] <= s["common_cost"]["dsp"]
+    assert parse_precision(res.spec).for_kernel("potential")
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"family": "posit"}, "--family 'posit'"),
     ({"mantissa_mode": "stochastic"}, "needs --family float"),
@@ -214,6 +234,12 @@ def test_a_mantissa_mode_rounds_every_tuned_width(tmp_path):
     ({"worker_wait": -1.0}, "--worker-wait must be a number of seconds >= 0"),
     ({"kernels": "potential,distance"}, "tune takes one kernel set"),
     ({"kernels": "nonesuch"}, "not in this system"),
+    ({"formats": "bfloat16,float32"}, "--formats 'bfloat16,float32' is a ladder of named "
+                                      "formats: it needs --family formats"),
+    ({"family": "formats", "formats": "bfloat16,posit8"}, "unknown float format 'posit8'"),
+    ({"family": "formats", "formats": "bfloat16"}, "two or more different float formats"),
+    ({"family": "formats", "formats": ["tf32", "tf32"]}, "two or more different"),
+    ({"family": "formats", "widths": "1:9"}, "must lie in 1..6"),
 ])
 def test_bad_input_is_refused_before_any_work(tmp_path, kw, match):
     path = write_input(tmp_path)
@@ -238,3 +264,7 @@ def test_plan_spec_keeps_each_kernels_common_width_and_the_exceptions():
     assert plan_spec(plan) == ("default=float64,a=fixed:20,a.z=fixed:12,b=fixed:11,"
                                "b.u=fixed:9")
     assert plan_spec({"a.x": 7}, "float") == "default=float64,a=float:m7"
+    ladder = tune_module._ladder("bfloat16,float16,float32")
+    assert plan_spec({"a.x": 1, "a.y": 3, "a.z": 3}, ladder) == \
+        "default=float64,a=float32,a.x=bfloat16"
+    assert plan_spec({"b.u": 2}, "formats") == "default=float64,b=fp8e4m3"  # the default

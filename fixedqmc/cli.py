@@ -407,6 +407,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interval(bounds) -> str:
+    lo, hi = bounds
+    return "unknown" if lo != lo or hi != hi else f"{lo:.2g}-{hi:.2g}"  # NaN: < 3 walkers
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -445,7 +450,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"full run at the {name} plan ({c['blocks']} blocks): {c['full_diff']:.3g} +/- "
               f"{c['full_diff_error']:.2g} {unit} ({c['full_parted']} of {c['walkers']} "
               f"walkers parted from float64's trajectories; its error {c['error_ratio']:.2g}x "
-              f"the float64 run's): {c['verdict'].upper()}"
+              f"the float64 run's, 95 % interval {_interval(c['error_ratio_interval'])}): "
+              f"{c['verdict'].upper()}"
               + (f" (a run about {c['longer']:.3g}x longer would resolve it)"
                  if c.get("longer") else ""))
     print(f"{s['plans_judged']} plans judged ({s['plans_computed']} computed by this run) in "

@@ -74,6 +74,29 @@ def _walker_estimate(x: np.ndarray) -> tuple[float, float]:
     return rb.mean, rb.error
 
 
+#: bootstrap resamples of the walkers behind an error ratio's interval
+RATIO_RESAMPLES = 2000
+
+
+def error_ratio_interval(trial: np.ndarray, reference: np.ndarray, *, level: float = 0.95,
+                         seed: int = 0) -> tuple[float, float]:
+    """The central ``level`` interval of the ratio of two runs' errors, each the spread of
+    its walkers' means (:func:`_walker_estimate`; ``trial`` and ``reference``: block means
+    (n_blocks, n_walkers)), by a paired bootstrap over walkers (percentiles of
+    :data:`RATIO_RESAMPLES` resamples): walker w of both runs drew the same random
+    numbers, so a resample takes both together.  The error of a short run of heavy-tailed
+    local energies is itself very uncertain, which Gaussian formulas understate; the
+    bootstrap asks the walkers.  NaN with fewer than 3 walkers."""
+    a, b = np.asarray(trial).mean(axis=0), np.asarray(reference).mean(axis=0)
+    if a.size < 3 or a.shape != b.shape:
+        return math.nan, math.nan
+    idx = np.random.default_rng(seed).integers(0, a.size, (RATIO_RESAMPLES, a.size))
+    spread_b = b[idx].std(axis=1, ddof=1)
+    ratio = a[idx].std(axis=1, ddof=1)[spread_b > 0] / spread_b[spread_b > 0]
+    lo, hi = np.quantile(ratio, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
 def _energy(st) -> tuple:
     """A run's energy (the mean of its production blocks), its error (the spread of the
     independent walkers' means, :func:`_walker_estimate`: reblocking the few block means
@@ -232,14 +255,18 @@ def full_estimate(config: dict, system, reference: Reference) -> dict:
     from the float64 run with its error from the per-walker differences of the block
     means (:func:`_walker_estimate`; ``full_diff_independent_error``: the errors added in
     quadrature, as for independent runs; ``full_parted``: the walkers whose final positions
-    differ from the float64 run's)."""
+    differ from the float64 run's; ``full_error_ratio_low``, ``_high``: the 95 % interval of
+    the run's error over the float64 run's, :func:`error_ratio_interval`)."""
     st, settings = _start(config, system)
     run_vmc(system, st, settings)
     energy, error, acc = _energy(st)
-    diff = np.array(st.extra["walker_energy"]) - reference.walker_energy
+    walkers = np.array(st.extra["walker_energy"])
+    diff = walkers - reference.walker_energy
     parted = np.any(st.positions != reference.samples[-1], axis=(1, 2))
+    low, high = error_ratio_interval(walkers, reference.walker_energy)
     return {"full_energy": energy, "full_error": error, "full_acceptance": acc,
             "full_diff": energy - reference.energy,
             "full_diff_error": _walker_estimate(diff)[1],
             "full_diff_independent_error": float(np.hypot(error, reference.error)),
-            "full_parted": int(parted.sum())}
+            "full_parted": int(parted.sum()), "full_error_ratio_low": low,
+            "full_error_ratio_high": high}

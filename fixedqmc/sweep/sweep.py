@@ -968,7 +968,8 @@ def plan_verdicts(rows: pd.DataFrame, tolerance: float, reference, f: float) -> 
     each with its rule value and verdict (:func:`verdict`), ``passes`` (the paired and
     full verdicts pass; the reweighted estimate is for the reader: what sampling at the
     plan does, judged on the same samples), ``error_ratio`` (the full run's error over the
-    float64 run's: a plan that samples worse shows here) and ``longer`` (about how many
+    float64 run's: a plan that samples worse shows here) with its 95 % bootstrap
+    ``error_ratio_interval`` (NaN for points saved before it) and ``longer`` (about how many
     times longer a full run would resolve an unresolved verdict, when ``|diff| <
     tolerance``)."""
     out = {}
@@ -993,6 +994,8 @@ def plan_verdicts(rows: pd.DataFrame, tolerance: float, reference, f: float) -> 
                        v["paired_verdict"] == v["full_verdict"] == "passes")
         if v["fits"] and v["full_verdict"] != "not run":
             v["error_ratio"] = float(r["full_error"] / (reference.error * f))
+            v["error_ratio_interval"] = [float(r.get(f"full_error_ratio_{k}", math.nan))
+                                         for k in ("low", "high")]
         v["longer"] = (longer_run(abs(r["full_diff"]), r["full_diff_error"], tolerance)
                        if v["full_verdict"] == "unresolved" else None)
         out[r["plan"]] = v

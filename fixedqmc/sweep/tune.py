@@ -455,7 +455,8 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
     each plan of ``specs`` (``{"tuned": spec, "common": spec}``, run side by side: the
     common-width plan's shows what the same run says of the sweep's own answer), in the
     energy unit of ``f``, with ``error_ratio``, the run's error over the float64 run's (a
-    plan that samples worse shows here), and its ``verdict``: ``passes`` (``|diff| + 2 sigma <=
+    plan that samples worse shows here; ``error_ratio_interval``: its 95 % bootstrap
+    interval over walkers), and its ``verdict``: ``passes`` (``|diff| + 2 sigma <=
     tolerance``), ``fails`` (``|diff| - 2 sigma > tolerance``) or ``unresolved`` (the run
     is too short to tell; ``longer``: about how many times longer a run would resolve it,
     when ``|diff| < tolerance``)."""
@@ -469,6 +470,8 @@ def _confirm(config, specs: dict, reference, runner, tol, f) -> dict:
         out[name] = {**{k: v * f if k in ENERGY_COLUMNS else v for k, v in row.items()},
                      "float64_error": reference.error * f,
                      "error_ratio": row["full_error"] / reference.error,
+                     "error_ratio_interval": [row["full_error_ratio_low"],
+                                              row["full_error_ratio_high"]],
                      "blocks": config["method"]["blocks"],
                      "walkers": config["method"]["walkers"], "verdict": judged,
                      "longer": longer_run(diff, err, tol) if judged == "unresolved"

@@ -221,6 +221,8 @@ def test_a_formats_sweep_alone_from_the_command_line(mantissa_sweep, tmp_path, c
     v = json.loads((tmp_path / "f" / "sweep" / "answer.json").read_text())["plans"]["pb"]
     assert v["spec"] == spec and v["full_verdict"] in ("passes", "fails", "unresolved")
     assert np.isfinite(v["full_diff"]) and v["error_ratio"] > 0
+    lo, hi = v["error_ratio_interval"]  # the bootstrap's, over the walkers
+    assert 0 < lo < hi and (plan.full_error_ratio_low, plan.full_error_ratio_high) == (lo, hi)
 
 
 @pytest.mark.heavy

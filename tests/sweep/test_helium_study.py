@@ -53,3 +53,15 @@ def test_every_cell_has_a_width_or_a_reason(study, tmp_path):
     assert wave["predicted W (bounds)"] == "none, none"  # acts through sampling only
     assert pot["why no paired W"].startswith("seed 2: paired: no width passes: at the "
                                              "widest, 40 bits")
+
+
+def test_resources_stream_one_pair_per_cycle(study):
+    """He3 at 32 bits, one atom pair per cycle: the squared distance takes 3 products per
+    pair, the potential's and the wave function's quadratic lookups 4 each (scaling, u c,
+    u (b + u c), the rescaling); a signed 32 x 32 product takes 2 x 2 DSP48 slices; each
+    kernel's three coefficient tables of 1,600 32-bit words take 4 block RAMs each."""
+    table = study.seed_resources("He3", widths=(32,)).set_index("kernels")
+    assert list(table["products per pair"][:2]) == [3 + 4, 3 + 4 + 4]
+    assert list(table.dsp48[:2]) == [4 * 7, 4 * 11]
+    assert list(table.bram18) == [12, 24, 48]
+    assert list(table["dsp48 (seed)"]) == [25, 50, 75]

@@ -70,6 +70,7 @@ def test_the_tuned_plan_passes_and_costs_no_more_than_the_common_width(tuned):
     for plan in ("tuned", "common"):
         c = s["confirmation"][plan]
         assert c["verdict"] in ("passes", "fails", "unresolved") and c["full_error"] > 0
+        assert 0 < c["error_ratio_interval"][0] < c["error_ratio_interval"][1]
     assert s["confirmation"]["common"]["spec"] == s["common_spec"]
     for pre in ("", "common_"):  # what sampling at each plan does, on the same samples
         assert 0.5 < s[f"{pre}reweighted_ess"] <= 1.0 and s[f"{pre}reweighted_error"] > 0

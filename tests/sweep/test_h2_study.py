@@ -1,21 +1,11 @@
-"""Parts of the studies that compute something of their own, on systems small enough to
-count by hand."""
+"""The H2 bit-width study (studies/h2_lattice_bitwidth/study.py): its table2 part prices
+the seed's streaming data path from the counted operations."""
 
-import importlib.util
 import shutil
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_study(name: str):
-    spec = importlib.util.spec_from_file_location(f"study_{name}",
-                                                  ROOT / "studies" / name / "study.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.sweep.studies import STUDIES, load_study
 
 
 def test_h2_table2_streams_one_electron_orbital_pair_per_cycle(tmp_path):
@@ -25,7 +15,7 @@ def test_h2_table2_streams_one_electron_orbital_pair_per_cycle(tmp_path):
     the Laplacian), in the seed's part one (the Laplacian)."""
     study = load_study("h2_lattice_bitwidth")
     for name in ("table1_points.csv", "tune_plan.csv"):
-        shutil.copy(ROOT / "studies" / "h2_lattice_bitwidth" / "results" / "reduced" / name,
+        shutil.copy(STUDIES / "h2_lattice_bitwidth" / "results" / "reduced" / name,
                     tmp_path / name)
     table = study.seed_table2(1, tmp_path)
     assert list(table.plan.unique()) == ["W = 38", "W = 40", "tuned plan", "common width 28",
@@ -51,16 +41,3 @@ def test_h2_table2_streams_one_electron_orbital_pair_per_cycle(tmp_path):
 def test_h2_table2_needs_the_table1_part(tmp_path):
     with pytest.raises(SystemExit, match="run --part table1 first"):
         load_study("h2_lattice_bitwidth").seed_table2(1, tmp_path)
-
-
-def test_helium_resources_stream_one_pair_per_cycle():
-    """He3 at 32 bits, one atom pair per cycle: the squared distance takes 3 products per
-    pair, the potential's and the wave function's quadratic lookups 4 each (scaling, u c,
-    u (b + u c), the rescaling); a signed 32 x 32 product takes 2 x 2 DSP48 slices; each
-    kernel's three coefficient tables of 1,600 32-bit words take 4 block RAMs each."""
-    study = load_study("helium_bitwidth")
-    table = study.seed_resources("He3", widths=(32,)).set_index("kernels")
-    assert list(table["products per pair"][:2]) == [3 + 4, 3 + 4 + 4]
-    assert list(table.dsp48[:2]) == [4 * 7, 4 * 11]
-    assert list(table.bram18) == [12, 24, 48]
-    assert list(table["dsp48 (seed)"]) == [25, 50, 75]

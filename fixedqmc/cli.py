@@ -25,6 +25,7 @@ Subcommands::
 from __future__ import annotations
 
 import argparse
+import math
 import platform
 import sys
 from contextlib import contextmanager
@@ -408,8 +409,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _interval(bounds) -> str:
+    """``lo-hi`` of an error ratio's interval; unknown (NaN) with fewer than 3 walkers."""
     lo, hi = bounds
-    return "unknown" if lo != lo or hi != hi else f"{lo:.2g}-{hi:.2g}"  # NaN: < 3 walkers
+    return "unknown" if math.isnan(lo) or math.isnan(hi) else f"{lo:.2g}-{hi:.2g}"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:

@@ -5,8 +5,8 @@ A cost model turns ``ops`` (a DataFrame: ``op``, ``count`` per evaluation, ``res
 ``arrays`` (``entries``, ``format``: tables and stored coefficients) into one row of
 resources per input row (:func:`cost`) and their totals.  Built-in models: the FPGA
 families of :mod:`~fixedqmc.cost.fpga` (``fpga-dsp48e2``, the default, ``fpga-dsp58``,
-``fpga-intel27x27``, ``fpga-intel18x19``, ``fpga-virtex4``, ``fpga-lut``) and the GPU roofline of
-:mod:`~fixedqmc.cost.gpu` (``gpu-h100``, or ``gpu:<device.toml>``).  A user's model is any
+``fpga-intel27x27``, ``fpga-intel18x19``, ``fpga-virtex4``, ``fpga-lut``) and the GPU
+roofline of :mod:`~fixedqmc.cost.gpu` (``gpu-h100``, or ``gpu:<device.toml>``).  A user's model is any
 callable ``model(ops, arrays) -> DataFrame`` registered with :func:`register_cost_model` or
 declared in the ``fixedqmc.cost_models`` entry-point group (``name = "module:MODEL"``), as
 systems are.
@@ -134,5 +134,6 @@ def totals(rows: pd.DataFrame) -> dict:
 
 
 __all__ = ["MEMORY_BLOCKS", "MULTIPLIER_BLOCKS", "Device", "FpgaModel", "H100", "Operand",
-           "check_cycles", "cost", "cost_model", "cost_models", "dsp_blocks", "load_device", "memory_blocks",
-           "multiplier_tiling", "operand", "register_cost_model", "totals", "with_formats"]
+           "check_cycles", "cost", "cost_model", "cost_models", "dsp_blocks", "load_device",
+           "memory_blocks", "multiplier_tiling", "operand", "register_cost_model", "totals",
+           "with_formats"]

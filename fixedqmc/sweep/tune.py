@@ -80,6 +80,7 @@ class Family:
     ladder: tuple = ()
 
     def precision(self, w: int) -> str:
+        """A variable's precision at width ``w``."""
         return self.ladder[w - 1] if self.ladder else self.template.format(w)
 
     def describe(self) -> str:
@@ -92,30 +93,6 @@ class Family:
 
 #: the formats family's ladder by default: named float formats by mantissa bits
 DEFAULT_LADDER = ("fp8e5m2", "fp8e4m3", "bfloat16", "float16", "tf32", "float32")
-FAMILIES = {"fixed": Family("fixed:{}", "16:48:2", 8, MAX_WIDTH, "Q3.20"),
-            "float": Family("float:m{}", "4:30:2", 2, MAX_MANTISSA, "float:e5m10"),
-            "formats": Family("{}", f"1:{len(DEFAULT_LADDER)}", 1, len(DEFAULT_LADDER),
-                              DEFAULT_LADDER[0], DEFAULT_LADDER)}
-
-
-def _family(family: str, mantissa_mode=None, formats=None) -> Family:
-    """The :class:`Family` named ``family``; for ``float``, its widths rounded as
-    ``mantissa_mode`` says (:func:`~fixedqmc.sweep.sweep.parse_mantissa_mode`); for
-    ``formats``, the ladder ``formats`` (comma-separated float formats, narrowest first;
-    default :data:`DEFAULT_LADDER`)."""
-    if family not in FAMILIES:
-        raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
-    mode = parse_mantissa_mode(mantissa_mode)
-    if mantissa_mode not in (None, "") and family != "float":
-        raise FixedQMCError(f"--mantissa-mode {mantissa_mode!r} rounds mantissa widths: it "
-                            "needs --family float")
-    if formats not in (None, "") and family != "formats":
-        raise FixedQMCError(f"--formats {formats!r} is a ladder of named formats: it needs "
-                            "--family formats")
-    fam = FAMILIES[family]
-    if family == "formats" and formats not in (None, ""):
-        fam = _ladder(formats)
-    return replace(fam, template=f"{fam.template}:{mode}") if mode else fam
 
 
 def _ladder(formats) -> Family:
@@ -132,6 +109,30 @@ def _ladder(formats) -> Family:
         raise FixedQMCError(f"--formats {formats!r}: two or more different float formats, "
                             "narrowest first")
     return Family("{}", f"1:{len(items)}", 1, len(items), items[0], tuple(items))
+
+
+FAMILIES = {"fixed": Family("fixed:{}", "16:48:2", 8, MAX_WIDTH, "Q3.20"),
+            "float": Family("float:m{}", "4:30:2", 2, MAX_MANTISSA, "float:e5m10"),
+            "formats": _ladder(DEFAULT_LADDER)}
+
+
+def _family(family: str, mantissa_mode=None, formats=None) -> Family:
+    """The :class:`Family` named ``family``; for ``float``, its widths rounded as
+    ``mantissa_mode`` says (:func:`~fixedqmc.sweep.sweep.parse_mantissa_mode`); for
+    ``formats``, the ladder ``formats`` (comma-separated float formats, narrowest first;
+    default :data:`DEFAULT_LADDER`)."""
+    if family not in FAMILIES:
+        raise FixedQMCError(f"--family {family!r}; allowed: {', '.join(FAMILIES)}")
+    mode = parse_mantissa_mode(mantissa_mode)
+    if mantissa_mode not in (None, "") and family != "float":
+        raise FixedQMCError(f"--mantissa-mode {mantissa_mode!r} rounds mantissa widths: it "
+                            "needs --family float")
+    if formats not in (None, "") and family != "formats":
+        raise FixedQMCError(f"--formats {formats!r} is a ladder of named formats: it needs "
+                            "--family formats")
+    fam = _ladder(formats) if family == "formats" and formats not in (None, "") \
+        else FAMILIES[family]
+    return replace(fam, template=f"{fam.template}:{mode}") if mode else fam
 
 
 def _resources(model: str, family: str, objective: str | None, fam: Family) -> list:
@@ -324,8 +325,8 @@ def tune(path=None, *, tolerance: float, kernels: str = "all", model: str = DEFA
     ``formats``, narrowest first, default :data:`DEFAULT_LADDER`; a width is a format's
     place in it, 1 the first); ``widths``: the grid of the common width (default
     ``16:48:2``, float ``4:30:2``, formats every place); ``min_width``: the narrowest width
-    tried for any variable (default 8, float 2, formats 1); ``confirm``: run the full VMC estimate of the tuned plan (and of the common width),
-    ``confirm_blocks`` production blocks long (default: the input's ``method.blocks``; a
+    tried for any variable (default 8, float 2, formats 1); ``confirm``: run the full VMC
+    estimate of the tuned plan (and of the common width), ``confirm_blocks`` production blocks long (default: the input's ``method.blocks``; a
     longer run samples its own float64 run of that length to pair with).  ``workers``,
     ``client``,
     ``scheduler``, ``worker_wait`` and ``progress`` as for :func:`~fixedqmc.sweep.sweep`.

@@ -35,8 +35,15 @@ system, ``formats.csv`` (per system and kernel set: passing formats, narrowest m
 float32, why each format fails), ``plans.csv`` (every plan judged), ``summary.json`` (with
 the machine and wall times) and ``formats.png``.
 
+Which variable: ``--which SYSTEM:KERNELS`` instead asks :func:`fixedqmc.sweep.tune` with
+``family="formats"`` for the cheapest format per variable of one kernel set, from the
+ladder :data:`WHICH_LADDER` (GPU roofline ``gpu-h100``; no confirming run): the variables
+left at float32 are the ones that need its bits.  It writes ``which_<system>_<kernels>.csv``
+(the plan, a row per variable) and prints the spec.
+
     python studies/float_formats/study.py                     # every system
     python studies/float_formats/study.py --systems He3,"HEG 14e"
+    python studies/float_formats/study.py --which He3:kinetic  # about 7 min
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ import pandas as pd  # noqa: E402
 
 from fixedqmc.numerics.float_format import parse_float_format  # noqa: E402
 from fixedqmc.run import build_system, load_config  # noqa: E402
-from fixedqmc.sweep import rule_value, sweep  # noqa: E402
+from fixedqmc.sweep import rule_value, sweep, tune  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 FORMATS = ("fp8e5m2", "fp8e4m3", "bfloat16", "float16", "tf32")
@@ -65,6 +72,8 @@ MANTISSAS = "2,3,5,7,10,13,16,19,23"
 #: storage bits and tensor-core rate); float32 and float64 are the machine's
 LADDER = (("fp8e5m2", "fp8e4m3"), ("bfloat16", "float16"), ("tf32",), ("float32",),
           ("float64",))
+#: the formats a variable may take in ``--which``, narrowest first
+WHICH_LADDER = ("bfloat16", "float16", "float32")
 #: the electron gas's Jastrow factor: the u term with its cusp and a small p term on the
 #: first two stars (illustrative values, as in ``studies/heg_precision``)
 HEG_JASTROW = {"enabled": True, "p_coefficients": [0.02, 0.01]}
@@ -252,13 +261,50 @@ def plot(formats: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def which_variables(name: str, kernels: str, out: Path, workers: int) -> pd.DataFrame:
+    """The ``--which`` part (module docstring): the tuned format of every variable of the
+    kernel set ``kernels`` of system ``name``, with the tuned and the common plan's paired
+    estimates in the frame's ``attrs``."""
+    case = SYSTEMS[name]
+    res = tune(overrides={**case["config"], "output": str(out / slug(name))},
+               kernels=kernels, tolerance=case["tolerance"], units=case["unit"],
+               family="formats", formats=",".join(WHICH_LADDER), model="gpu-h100",
+               output=out / slug(name) / f"which_{kernels.replace('+', '_')}",
+               workers=workers, confirm=False)
+    plan = res.plan[["variable", "precision", "floor", "seen"]].rename(
+        columns={"precision": "format"})
+    plan.attrs = {k: res.summary[k] for k in ("spec", "paired_diff", "paired_error",
+                                               "common_paired_diff", "common_paired_error",
+                                               "common_width", "plans_judged")}
+    return plan
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--systems", default=",".join(SYSTEMS),
                    help=f"comma-separated, of: {', '.join(SYSTEMS)}")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--output", default=str(HERE / "results"))
+    p.add_argument("--which", default=None, metavar="SYSTEM:KERNELS",
+                   help="only tune the format of every variable of one kernel set "
+                        "(e.g. He3:kinetic)")
     args = p.parse_args(argv)
+    if args.which is not None:
+        name, _, kernels = args.which.partition(":")
+        if name not in SYSTEMS or not kernels:
+            p.error(f"--which {args.which!r}: SYSTEM:KERNELS, SYSTEM of {list(SYSTEMS)}")
+        out = Path(args.output)
+        plan = which_variables(name, kernels, out, args.workers)
+        path = out / f"which_{slug(name)}_{kernels.replace('+', '_')}.csv"
+        plan.to_csv(path, index=False)
+        a, unit = plan.attrs, SYSTEMS[name]["unit"]
+        print(plan.to_string(index=False))
+        print(f"{name} {kernels}: {a['spec']}\npaired {a['paired_diff']:.3g} +/- "
+              f"{a['paired_error']:.2g} {unit} (every variable at "
+              f"{WHICH_LADDER[a['common_width'] - 1]}: {a['common_paired_diff']:.3g} +/- "
+              f"{a['common_paired_error']:.2g}); {a['plans_judged']} plans judged; "
+              f"wrote {path}")
+        return 0
     names = [s.strip() for s in args.systems.split(",")]
     bad = [s for s in names if s not in SYSTEMS]
     if bad:

@@ -50,3 +50,10 @@ def test_the_notebook_shows_the_committed_results(tmp_path):
     assert "== He3" in text and "narrowest mantissa" in text and "precision (needs m" in text
     assert "full_verdict" in text and "default=float64," in text
     assert any("image/png" in o.get("data", {}) for o in outputs)
+
+
+@pytest.mark.parametrize("which", ["Ne3:kinetic", "He3", "He3:"])
+def test_which_needs_a_system_and_its_kernels(study, which, capsys):
+    with pytest.raises(SystemExit):
+        study.main(["--which", which])
+    assert "--which" in capsys.readouterr().err

@@ -37,8 +37,8 @@ the machine and wall times) and ``formats.png``.
 
 Which variable: ``--which SYSTEM:KERNELS`` instead asks :func:`fixedqmc.sweep.tune` with
 ``family="formats"`` for the cheapest format per variable of one kernel set, from the
-ladder :data:`WHICH_LADDER` (GPU roofline ``gpu-h100``; no confirming run): the variables
-left at float32 are the ones that need its bits.  It writes ``which_<system>_<kernels>.csv``
+ladder :data:`WHICH_LADDER` or ``--ladder`` (GPU roofline ``gpu-h100``; no confirming
+run): the variables left at the top of the ladder are the ones that need its bits.  It writes ``which_<system>_<kernels>.csv``
 (the plan, a row per variable) and prints the spec.
 
     python studies/float_formats/study.py                     # every system
@@ -261,14 +261,15 @@ def plot(formats: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def which_variables(name: str, kernels: str, out: Path, workers: int) -> pd.DataFrame:
+def which_variables(name: str, kernels: str, out: Path, workers: int,
+                    ladder=WHICH_LADDER) -> pd.DataFrame:
     """The ``--which`` part (module docstring): the tuned format of every variable of the
-    kernel set ``kernels`` of system ``name``, with the tuned and the common plan's paired
-    estimates in the frame's ``attrs``."""
+    kernel set ``kernels`` of system ``name`` from ``ladder``, with the tuned and the
+    common plan's paired estimates in the frame's ``attrs``."""
     case = SYSTEMS[name]
     res = tune(overrides={**case["config"], "output": str(out / slug(name))},
                kernels=kernels, tolerance=case["tolerance"], units=case["unit"],
-               family="formats", formats=",".join(WHICH_LADDER), model="gpu-h100",
+               family="formats", formats=",".join(ladder), model="gpu-h100",
                output=out / slug(name) / f"which_{kernels.replace('+', '_')}",
                workers=workers, confirm=False)
     plan = res.plan[["variable", "precision", "floor", "seen"]].rename(
@@ -288,20 +289,24 @@ def main(argv=None) -> int:
     p.add_argument("--which", default=None, metavar="SYSTEM:KERNELS",
                    help="only tune the format of every variable of one kernel set "
                         "(e.g. He3:kinetic)")
+    p.add_argument("--ladder", default=",".join(WHICH_LADDER),
+                   help="with --which: the formats a variable may take, narrowest first "
+                        f"(default {','.join(WHICH_LADDER)})")
     args = p.parse_args(argv)
     if args.which is not None:
         name, _, kernels = args.which.partition(":")
         if name not in SYSTEMS or not kernels:
             p.error(f"--which {args.which!r}: SYSTEM:KERNELS, SYSTEM of {list(SYSTEMS)}")
         out = Path(args.output)
-        plan = which_variables(name, kernels, out, args.workers)
+        ladder = tuple(f.strip() for f in args.ladder.split(","))
+        plan = which_variables(name, kernels, out, args.workers, ladder)
         path = out / f"which_{slug(name)}_{kernels.replace('+', '_')}.csv"
         plan.to_csv(path, index=False)
         a, unit = plan.attrs, SYSTEMS[name]["unit"]
         print(plan.to_string(index=False))
         print(f"{name} {kernels}: {a['spec']}\npaired {a['paired_diff']:.3g} +/- "
               f"{a['paired_error']:.2g} {unit} (every variable at "
-              f"{WHICH_LADDER[a['common_width'] - 1]}: {a['common_paired_diff']:.3g} +/- "
+              f"{ladder[a['common_width'] - 1]}: {a['common_paired_diff']:.3g} +/- "
               f"{a['common_paired_error']:.2g}); {a['plans_judged']} plans judged; "
               f"wrote {path}")
         return 0

@@ -110,16 +110,17 @@ def seed_resources(case: str = "He64", widths=(32, 36)) -> pd.DataFrame:
     pairs; the data path at ``fixed:W`` (formats from the declared ranges: the integer
     bits do not change the blocks of a W-bit product), DSP48 slices and 18-Kb block RAMs
     of :data:`SEED_MODEL` per column of the seed's table, beside the seed's share of its
-    device."""
+    device.  The operations are counted once (the profiling run is float64 at every
+    width); each width only brings its formats."""
+    system = build_system(load_config(overrides={**CASES[case], "precision": "float64"}))
+    n = system.n_particles
+    ops, arrays = operations_and_arrays(system, system.initial_positions(
+        4, np.random.default_rng(1)))
+    ops = ops[ops["stage"] == "evaluation"]
     rows = []
     for w in widths:
-        system = build_system(load_config(overrides={**CASES[case],
-                                                     "precision": f"fixed:{w}"}))
-        n = system.n_particles
-        ops, arrays = operations_and_arrays(system, system.initial_positions(
-            4, np.random.default_rng(1)))
-        ops = ops[ops["stage"] == "evaluation"]
-        formats = system.formats()
+        formats = build_system(load_config(overrides={**CASES[case],
+                                                      "precision": f"fixed:{w}"})).formats()
         for column, kernels in SEED_KERNELS.items():
             part = {k: f for k, f in formats.items() if k.split(".")[0] in kernels}
             r = priced(ops, arrays, part, SEED_MODEL, cycles=n * (n - 1) // 2)

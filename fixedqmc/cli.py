@@ -368,7 +368,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 profile=args.profile_from, worker_wait=args.worker_wait,
                 mantissas=args.mantissas, formats=args.formats,
                 mantissa_mode=args.mantissa_mode, plans=args.plan,
-                confirm_plans=not args.no_confirm_plans)
+                confirm_plans=not args.no_confirm_plans, bounds=not args.no_bounds)
     unit = res.summary["energy_unit"]
     cols = ["kernels", "precision"]
     cols += [c for c in ("paired_diff", "paired_error", "full_diff", "full_diff_error",
@@ -572,6 +572,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "full run, e.g. tc=default=float64,exp=bfloat16 (repeatable)")
     sw.add_argument("--no-confirm-plans", action="store_true",
                     help="judge the --plan specs by the paired estimate only (no full run)")
+    sw.add_argument("--no-bounds", action="store_true",
+                    help="no error-bound columns (and no predicted widths) for a system "
+                         "that can be bounded: its bound runs are scalar code")
     sw.add_argument("--tolerance", type=float, default=None,
                     help="energy tolerance, in --units (default 0.01 in the system's energy "
                          "unit, K for helium)")

@@ -12,6 +12,7 @@ compilation for every width: what sweeps need), float kernels in their own type
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 
 import numpy as np
@@ -78,6 +79,9 @@ class KernelSet:
     """Kernels ``{name: KernelSpec}`` resolved at ``precision`` (a spec string or policy);
     ``ranges`` ``{kernel: {variable: (lo, hi)}}`` (a range profile) size width-only specs;
     ``runtime``: fixed kernels read their formats at run time (default)."""
+
+    #: of a bound set (:meth:`bounding`): the set it bounds, with an overflow log of its own
+    trial: "KernelSet | None" = None
 
     def __init__(self, specs: dict, precision="float64", *, ranges: dict | None = None,
                  seed: int = 0, runtime: bool = True):
@@ -146,12 +150,44 @@ class KernelSet:
         return tuple(np.ascontiguousarray(a, dt) for a in arrays)
 
     def decode(self, name: str, variable: str, y) -> np.ndarray:
-        """Output words of ``name.variable`` as float64 values."""
+        """Output words of ``name.variable`` as float64 values; of a bound set, as bound
+        words ``value + 1j * bound`` (a copy; :mod:`~fixedqmc.numerics.bound_words`)."""
+        if self.trial is not None:
+            return np.array(y, np.complex128)
         return self.precisions[name].decode(variable, y)
 
+    @property
+    def host_dtype(self):
+        """The type of kernel outputs on the host: float64, or complex128 for the bound
+        words of a bound set."""
+        return np.float64 if self.trial is None else np.complex128
+
     def report(self, name: str, ctx) -> dict:
-        """Record the overflow events of a finished call in :attr:`log`."""
-        return self.precisions[name].report(ctx, self.log)
+        """Record the overflow events of a finished call in :attr:`log`; of a bound set,
+        count its unbounded elements per variable (:attr:`unbounded`) and its ambiguous
+        decisions (:attr:`ambiguous`)."""
+        kp = self.precisions[name]
+        out = kp.report(ctx, self.log)
+        if self.trial is not None:
+            for v, c in out.items():
+                key = f"{name}.{v}"
+                self.unbounded[key] = self.unbounded.get(key, 0) + c
+            self.ambiguous += kp.ambiguous(ctx)
+        return out
+
+    def bounding(self) -> "KernelSet":
+        """The same kernels in the bound context (:meth:`KernelPrecision.bounding`): inputs
+        are float64 values or bound words, outputs decode to bound words, and :attr:`trial`
+        is a copy of this set with an overflow log of its own (for host steps that need the
+        trial's values themselves, e.g. a fresh inverse).  :attr:`unbounded` and
+        :attr:`ambiguous` count over every call."""
+        out = copy.copy(self)
+        out.precisions = {k: kp.bounding() for k, kp in self.precisions.items()}
+        out.log, out._profiles = OverflowLog(), None
+        out.trial = copy.copy(self)
+        out.trial.log = OverflowLog()
+        out.unbounded, out.ambiguous = {}, 0
+        return out
 
     def formats(self) -> dict:
         """``{"kernel.variable": format or float type}`` of every variable."""

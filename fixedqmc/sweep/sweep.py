@@ -397,8 +397,9 @@ def verdict(diff: float, error: float, tolerance: float) -> str:
 
 
 # ------------------------------------------------------------------------- one point --
-def run_point(config: dict, point: Point, reference, mode: str) -> dict:
-    """Estimate one point (a task: runs in a worker process or on a Dask worker)."""
+def run_point(config: dict, point: Point, reference, mode: str, bounds: bool = True) -> dict:
+    """Estimate one point (a task: runs in a worker process or on a Dask worker);
+    ``bounds``: with the bound columns of a system that can be bounded."""
     from fixedqmc.errors import FormatError
     from fixedqmc.sweep.estimates import full_estimate, paired_estimate, trial_system
 
@@ -422,7 +423,7 @@ def run_point(config: dict, point: Point, reference, mode: str) -> dict:
     row["fits"] = True
     row["float_range"] = json.dumps(narrow)
     if mode in ("paired", "both"):
-        row.update(paired_estimate(system, reference))
+        row.update(paired_estimate(system, reference, bounds=bounds))
     if mode in ("full", "both"):
         row.update(full_estimate(config, system, reference))
     fixed = {k: v for k, v in system.formats().items()
@@ -643,7 +644,7 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
           float32: bool = True, progress: bool | None = None, units: str | None = None,
           profile=None, worker_wait: float | None = None, mantissas=None,
           formats=None, cost_model: str = DEFAULT_MODEL, mantissa_mode=None,
-          plans=None, confirm_plans: bool = True) -> SweepResult:
+          plans=None, confirm_plans: bool = True, bounds: bool = True) -> SweepResult:
     """Run (or resume) a bit-width sweep of an input; see the module docstring.
 
     ``widths`` (:func:`parse_widths`; default ``"16:48:4"`` when neither ``mantissas`` nor
@@ -677,6 +678,10 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
     ``confirm_plans=False`` (``--no-confirm-plans``): the plans get the paired estimate
     only (``full_verdict`` ``not run``, ``passes`` None), when a full run at the plan
     would take too long.
+
+    ``bounds=False`` (``--no-bounds``): no bound columns (and no predicted widths) even
+    for a system that can be bounded, whose bound runs (scalar code) may cost several of
+    its evaluations per point.
 
     ``cost_model``: the model of :mod:`fixedqmc.cost` that prices every point at its
     formats (:mod:`fixedqmc.sweep.costs`; default FPGA DSP48E2).
@@ -744,7 +749,8 @@ def sweep(path=None, *, widths=None, kernels="all", tolerance: float = 0.01,
                            show=progress)
         try:
             with Tasks(workers or 2, client, worker_wait, progress) as runner:
-                for row in runner.run(run_point, [(config, p, reference, mode) for p in todo],
+                for row in runner.run(run_point, [(config, p, reference, mode, bounds)
+                                                for p in todo],
                                       len(tasks)):
                     key = Point.of_row(row).key
                     text = seal_json(row, digest)

@@ -20,10 +20,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fixedqmc.numerics import aligned
+from fixedqmc.numerics import aligned, bound_words
 from fixedqmc.numerics.kernel import N_CHUNKS
 from fixedqmc.systems import determinants as det
 from fixedqmc.systems.parts import PartMove, PartValues
+
+
+#: the key of :attr:`KernelSet.unbounded` counting the walker spins whose fresh inverse a
+#: bound run cannot bound (a Slater matrix that may be singular within its bounds)
+UNBOUNDED_INVERSE = "determinant.fresh_inverse"
 
 
 @njit(cache=True)
@@ -94,22 +99,73 @@ class DeterminantPart:
     def evaluate(self, ks, pos, step: int, state: dict | None = None) -> PartValues:
         """ln|D|, its sign, grad_i ln|D| and lap_i D / D (contractions of the orbital
         derivatives with the inverses, in the determinant kernel)."""
+        if ks.trial is not None:
+            return self._evaluate_bound(ks, pos, step)
         nw, n = pos.shape[0], sum(self.n)
         mats = {s: self._slater(ks, pos, s, True, step) for s in self._spins()}
         if not state:
             state = self._fresh(ks, {s: M for s, (M, _) in mats.items()}, nw, step)
         grad = np.zeros((nw, n, 3))
         lap = np.zeros((nw, n))
-        ct = ks.context("determinant", step)
         for s, (_, d) in mats.items():
             lo, m = self._first(s), self.n[s]
-            grows = ks.encode("determinant", "grow", d.transpose(0, 1, 3, 2), step)
-            out = np.zeros((nw, m, 4), ks["determinant"].dtype)
-            det.contract_kernel(ct, grows, state[f"inv{s}"], out)
-            g = ks.decode("determinant", "gsum", out)
+            g = self._contract(ks, d, state[f"inv{s}"], step)
             grad[:, lo:lo + m] = g[..., :3]
             lap[:, lo:lo + m] = g[..., 3]
+        return PartValues(state["ln_det"], state["sign"], grad, lap, state)
+
+    @staticmethod
+    def _contract(ks, d, inv, step: int) -> np.ndarray:
+        """``sum_k d[w, i, k, :] B[k, i]`` (n_w, n_s, 4) of orbital derivatives ``d``
+        (n_w, n_s, n_s, 4) and inverses ``inv`` (``inv`` words) in the determinant
+        kernel."""
+        ct = ks.context("determinant", step)
+        out = np.zeros(d.shape[:2] + (4,), ks["determinant"].dtype)
+        det.contract_kernel(ct, ks.encode("determinant", "grow", d.transpose(0, 1, 3, 2),
+                                          step), inv, out)
         ks.report("determinant", ct)
+        return ks.decode("determinant", "gsum", out)
+
+    def _evaluate_bound(self, ks, pos, step: int) -> PartValues:
+        """:meth:`evaluate` in a bound set (:meth:`~fixedqmc.numerics.kernel_set.
+        KernelSet.bounding`): bound words of ``ln|D|``, grad_i ln|D| and lap_i D / D, and a
+        fresh state in bound words.  The inverses are bounded on the host
+        (:func:`~fixedqmc.systems.determinants.fresh_inverse_bound`, from the trial's own
+        Slater matrices at ``pos`` beside the bound run's), and each contraction is bounded
+        in two parts: the kernel's own roundings (the determinant kernel run in the bound
+        context on each side's float64 inputs taken as exact: the bound run's values for
+        float64's share, the trial's for the trial's) plus the propagated difference of
+        those inputs from the exact ones (:func:`~fixedqmc.systems.determinants.
+        contraction_bound`), which keeps each electron's row of ``grad phi M^-1`` whole.
+        Walker spins whose inverse cannot be bounded are counted in the set's
+        ``unbounded`` under :data:`UNBOUNDED_INVERSE`."""
+        nw, n = pos.shape[0], sum(self.n)
+        state = {"ln_det": np.zeros(nw), "sign": np.ones(nw)}
+        grad = np.zeros((nw, n, 3), np.complex128)
+        lap = np.zeros((nw, n), np.complex128)
+        for s in self._spins():
+            lo, m = self._first(s), self.n[s]
+            M, d = self._slater(ks, pos, s, True, step)
+            A, d_trial = self._slater(ks.trial, pos, s, True, step)
+            sign, ln_det, B, (v, t) = det.fresh_inverse_bound(M, A)
+            lost = int((~np.isfinite(B.imag)).any(axis=(1, 2)).sum())  # near a node
+            ks.unbounded[UNBOUNDED_INVERSE] = ks.unbounded.get(UNBOUNDED_INVERSE, 0) + lost
+            state[f"inv{s}"] = B
+            state["ln_det"] = bound_words.add(state["ln_det"], ln_det)
+            state["sign"] *= sign
+            dv, r_d, b_d = bound_words.split(d)
+            g_v = bound_words.split(self._contract(ks, bound_words.words(dv, 0.0),
+                                                   bound_words.words(v.X, 0.0), step))
+            g_t = bound_words.split(self._contract(ks, bound_words.words(d_trial, 0.0),
+                                                   bound_words.words(t.X, 0.0), step))
+            g = bound_words.join(
+                g_v[0],
+                g_v[1] + det.contraction_bound(dv.transpose(0, 1, 3, 2), v,
+                                               r_d.transpose(0, 1, 3, 2)),
+                g_t[2] + det.contraction_bound(d_trial.transpose(0, 1, 3, 2), t,
+                                               b_d.transpose(0, 1, 3, 2)))
+            grad[:, lo:lo + m] = g[..., :3]
+            lap[:, lo:lo + m] = g[..., 3]
         return PartValues(state["ln_det"], state["sign"], grad, lap, state)
 
     def propose(self, ks, pos, state: dict, i: int, new, step: int, grad: bool = True

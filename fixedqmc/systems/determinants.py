@@ -23,9 +23,12 @@ the drift diagnostic.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit, prange
 
+from fixedqmc.numerics import bound_linalg, bound_words
 from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_array, acc_array_add,
                                       acc_array_clear, acc_array_value, acc_fits, acc_value,
                                       acc_zero, at, chunk, chunk_bounds, const, events, is_quiet,
@@ -80,6 +83,101 @@ def fresh_inverse(M: np.ndarray):
     singular = sign == 0
     safe = np.where(singular[:, None, None], np.eye(M.shape[-1]), M)
     return sign, ln_det, np.linalg.inv(safe)
+
+
+@dataclass
+class InverseBound:
+    """One float64 matrix beside the exact Slater matrices ``M_x`` (n_w, n, n each): ``M``
+    with ``D >= |M - M_x|``, its float64 inverse ``X`` (:func:`fresh_inverse`), ``E >= |X
+    - M^-1|``, ``Z >= |M^-1|`` and ``F >= |M^-1 - M_x^-1|``
+    (:mod:`~fixedqmc.numerics.bound_linalg`, facts 1 and 2), ``q = ||Z D||``, and
+    ``ln_det``, ``ln|det|`` of ``M`` as :func:`fresh_inverse` computes it."""
+
+    M: np.ndarray
+    D: np.ndarray
+    X: np.ndarray
+    E: np.ndarray
+    Z: np.ndarray
+    F: np.ndarray
+    q: np.ndarray
+    sign: np.ndarray
+    ln_det: np.ndarray
+
+    @classmethod
+    def of(cls, M: np.ndarray, D: np.ndarray) -> "InverseBound":
+        sign, ln_det, X = fresh_inverse(M)
+        E, Z = bound_linalg.inverse_enclosure(M, X)
+        F, q = bound_linalg.perturbed_inverse(Z, D)
+        return cls(M, D, X, E, Z, F, q, sign, ln_det)
+
+    def inverse_bound(self) -> np.ndarray:
+        """A bound on ``|X - M_x^-1|``."""
+        return self.E + self.F
+
+    def log_det(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(s, rad)``: ``ln|det M|`` from an LU (fact 3) and ``rad >= |s - ln|det
+        M_x||``, to first order the trace term ``sum_ij Z_ij D_ji`` (``ln|det(I - F)| =
+        -sum_k tr(F^k) / k`` with ``F = M^-1 (M - M_x)``, ``|tr F| <= sum Z D^T``, the
+        rest at most ``n q**2 / (2 (1 - q))``)."""
+        n = self.M.shape[-1]
+        s, rad = bound_linalg.log_abs_det(self.M, self.Z)
+        ok = self.q < 1.0
+        q = np.where(ok, self.q, 0.0)
+        rest = np.where(ok, n * q * q / (2.0 * (1.0 - q)), np.inf)
+        trace = (self.Z * np.swapaxes(self.D, -1, -2)).sum(axis=(-2, -1))
+        return s, (rad + trace + rest) * bound_linalg.INFLATE
+
+
+def fresh_inverse_bound(M: np.ndarray, A: np.ndarray):
+    """The bound run's form of :func:`fresh_inverse`: ``(sign, ln|det| words, B words,
+    (v, t))`` of bound words ``M`` (n_w, n, n) of the Slater matrices
+    (:mod:`~fixedqmc.numerics.bound_words`: the bound run's values ``V``, float64's share
+    ``r`` and the trial's ``b`` of their bounds) and the trial's own matrices ``A``
+    (float64, what it inverts); ``v``, ``t`` the :class:`InverseBound` of ``V`` (``D =
+    r``) and ``A`` (``D = b``).
+
+    Values: ``B = V^-1`` and ``ln|det V|`` in float64; float64's share bounds their
+    distance from the exact ``M_x^-1`` and ``ln|det M_x|``, the trial's share the distance
+    of :func:`fresh_inverse`'s results for ``A`` from them.  The trial's rounding of B
+    into the ``inv`` words happens where a kernel loads them.  Infinite bounds where a
+    matrix may be singular within its bounds (or is not finite)."""
+    V, r, b = bound_words.split(M)
+    eye = np.eye(V.shape[-1])
+    bad = ~(np.isfinite(V).all(axis=(-2, -1)) & np.isfinite(A).all(axis=(-2, -1)))
+    v = InverseBound.of(np.where(bad[:, None, None], eye, V), r)
+    t = InverseBound.of(np.where(bad[:, None, None], eye, A), b)
+    (ld, r_ld), (ld_a, b_ld) = v.log_det(), t.log_det()
+    b_ld = b_ld + np.abs(t.ln_det - ld_a)  # the trial's slogdet against its LU's
+    inf = np.where(bad, np.inf, 0.0)
+    return (v.sign, bound_words.join(ld, r_ld + inf, b_ld + inf),
+            bound_words.join(v.X, v.inverse_bound() + inf[:, None, None],
+                             t.inverse_bound() + inf[:, None, None]), (v, t))
+
+
+def contraction_bound(G: np.ndarray, side: InverseBound, bG: np.ndarray) -> np.ndarray:
+    """A bound on ``|sum_k G[w, i, d, k] X[w, k, i] - sum_k G_x[w, i, d, k] M_x^-1[w, k,
+    i]|`` (n_w, n, n_d): the exact contraction of :func:`contract_kernel` on one side's
+    float64 inputs (derivative rows ``G`` (n_w, n, n_d, n) with ``|G - G_x| <= bG``, and
+    ``side.X``) against the exact one.  With ``H = G M^-1`` (``|H| <= |fl(G X)| + gamma_n
+    |G| |X| + |G| E``) and ``M^-1 - M_x^-1 = M^-1 (M_x - M) M_x^-1``::
+
+        bG |X| + bG (E + F) + |G| E + |H| D (Z + F)
+
+    each contracted with electron i's column: the first-order term keeps ``G M^-1`` whole
+    (a row of gradients of ln|D|, small where ``|M^-1|`` is large near a node) instead of
+    ``|G| |M^-1|``."""
+    n = G.shape[-1]
+    gamma = n * 2.0 ** -53 / (1.0 - n * 2.0 ** -53)
+    absG = np.abs(G)
+    X, E, F, Z, D = side.X, side.E, side.F, side.Z, side.D
+    absX = np.abs(X)
+    H = (np.abs(np.einsum("widk,wkl->widl", G, X)) + gamma * np.einsum(
+        "widk,wkl->widl", absG, absX) + np.einsum("widk,wkl->widl", absG, E))
+    HD = np.einsum("widl,wlm->widm", H, D)
+    out = (np.einsum("widk,wki->wid", bG, absX + E + F)
+           + np.einsum("widk,wki->wid", absG, E)
+           + np.einsum("widm,wmi->wid", HD, Z + F))
+    return np.where(np.isnan(out), np.inf, out * bound_linalg.INFLATE)
 
 
 def inverse_error(M: np.ndarray, B: np.ndarray) -> float:

@@ -30,9 +30,12 @@ from functools import reduce
 import numpy as np
 from numba import njit, prange
 
+from fixedqmc.numerics import bound_words
+from fixedqmc.numerics.bound_run import KernelBound, linear_bound, system_bound
 from fixedqmc.numerics.kernel import (KernelSpec, Variable, acc_add, acc_value, acc_zero, add,
                                       at, chunk, chunk_bounds, const, load, mul, n_chunks,
                                       store)
+from fixedqmc.numerics.overflow import OverflowLog
 from fixedqmc.qmc.system import Evaluation, Proposal, Walkers
 from fixedqmc.systems.determinant_part import DeterminantPart
 
@@ -124,26 +127,71 @@ class SlaterJastrow:
     def evaluate(self, walkers: Walkers, *, step: int = 0) -> Evaluation:
         return self._evaluate(self.ks, walkers, step)
 
-    def _evaluate(self, ks, walkers: Walkers, step: int) -> Evaluation:
+    def _evaluate(self, ks, walkers: Walkers, step: int, record: dict | None = None
+                  ) -> Evaluation:
+        """The evaluation in kernel set ``ks`` (of a bound set: bound words throughout,
+        :mod:`~fixedqmc.numerics.bound_words`); ``record`` (a dict) receives the parts'
+        outputs the kinetic energy is made of (:meth:`_bounds`' quantities)."""
         pos = np.asarray(walkers.positions, np.float64)
         nw, n = pos.shape[:2]
         d = self.determinant.evaluate(ks, pos, step, walkers.state)
-        grad = np.zeros((nw, n, 2, 3))  # determinant, Jastrow
-        lap = np.zeros((nw, n, 2))
+        grad = np.zeros((nw, n, 2, 3), ks.host_dtype)  # determinant, Jastrow
+        lap = np.zeros((nw, n, 2), ks.host_dtype)
         grad[:, :, 0], lap[:, :, 0] = d.grad, d.lap
-        ln_psi = d.value.copy()
+        ln_psi = d.value
+        if record is not None:
+            record.update({"determinant.ln_det": d.value, "determinant.grad": d.grad,
+                           "determinant.lap": d.lap})
         if self.jastrows:  # the Jastrow parts summed in order
             js = [p.evaluate(ks, pos, step, walkers.state) for p in self.jastrows]
             for v in js:
                 d.state.update(v.state)
-            ln_psi += reduce(operator.add, [v.value for v in js])
-            grad[:, :, 1] = reduce(operator.add, [v.grad for v in js])
-            lap[:, :, 1] = reduce(operator.add, [v.lap for v in js])
+            jastrow = [bound_words.add(*[getattr(v, k) for v in js])
+                       for k in ("value", "grad", "lap")]
+            ln_psi = bound_words.add(ln_psi, jastrow[0])
+            grad[:, :, 1], lap[:, :, 1] = jastrow[1:]
+            if record is not None:
+                record.update(zip(("jastrow.value", "jastrow.grad", "jastrow.lap"), jastrow))
         parts = {"kinetic": self._kinetic(ks, lap, grad, step),
                  **self.potential(ks, pos, step)}
         zero = d.sign == 0
         return Evaluation(np.where(zero, -np.inf, ln_psi), d.sign.copy(), grad.sum(axis=2),
                           parts, zero.astype(np.int64), d.state)
+
+    def _bounds(self, name: str, positions, step: int) -> KernelBound:
+        """Rigorous bounds on the errors of this system's precision (the trial) at
+        ``positions`` (n_w, N, 3) beside the errors measured (the protocol's optional
+        ``bound_evaluation``; ``name`` the system's kind): the evaluation runs at the trial
+        precision and again in a bound kernel set
+        (:meth:`~fixedqmc.numerics.kernel_set.KernelSet.bounding`), whose host steps carry
+        bound words: fresh inverses and ``ln|det|`` by
+        :func:`~fixedqmc.systems.determinants.fresh_inverse_bound`, sums of parts by
+        :func:`~fixedqmc.numerics.bound_words.add`.  Quantities (arrays per walker, in the
+        system's units): ``determinant.ln_det``, ``determinant.grad`` (n_w, N, 3) and
+        ``determinant.lap`` (n_w, N) (grad_i ln|D|, lap_i D / D), with Jastrow parts
+        ``jastrow.value``, ``jastrow.grad``, ``jastrow.lap`` (their sums), every energy
+        part, ``local_energy`` (their sum, :func:`~fixedqmc.numerics.bound_run.
+        linear_bound`) and ``ln_psi``.  The trial's ``local_energy`` and ``ln_psi`` are bit
+        for bit :meth:`evaluate`'s at the same ``step``, and the result's ``log`` holds the
+        events that call would log (the system's own log untouched)."""
+        pos = np.array(positions, np.float64)
+        rec_t, rec_b = {}, {}
+        kept, self.ks.log = self.ks.log, OverflowLog()  # the trial's events apart
+        try:
+            ev = self._evaluate(self.ks, Walkers(pos.copy(), None), step, rec_t)
+        finally:
+            log, self.ks.log = self.ks.log, kept
+        kb = self.ks.bounding()
+        evb = self._evaluate(kb, Walkers(pos.copy(), None), step, rec_b)
+        rec_t.update(ev.parts, ln_psi=ev.ln_psi)
+        rec_b.update(evb.parts, ln_psi=evb.ln_psi)
+        value = {k: w.real.copy() for k, w in rec_b.items()}
+        bound = {k: w.imag.copy() for k, w in rec_b.items()}
+        value["local_energy"], bound["local_energy"] = linear_bound(
+            [(1.0, value[p], bound[p]) for p in evb.parts])
+        rec_t["local_energy"] = ev.local_energy
+        return system_bound(name, str(self.ks.policy), value, bound, rec_t,
+                            dict(kb.unbounded), kb.ambiguous, log)
 
     def propose(self, walkers: Walkers, i: int, new, *, step: int = 0, grad: bool = True
                 ) -> Proposal:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fixedqmc.numerics import aligned
+from fixedqmc.numerics import aligned, bound_words
 from fixedqmc.numerics.kernel import N_CHUNKS, KernelSpec, Variable, symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.qmc.system import Units
@@ -91,11 +91,11 @@ class Molecule(SlaterJastrow):
         super().__init__(DeterminantPart(self.n, self._orbitals), jastrows, self._potential)
 
     # -- kernels ------------------------------------------------------------------------
-    def _nuclear_repulsion(self, ks) -> float:
+    def _nuclear_repulsion(self, ks):
         ctx = ks.context("coulomb", 0)
         w = K.nuclear_repulsion_kernel(ctx, self.basis.coords, self.basis.charges)
         ks.report("coulomb", ctx)
-        return float(ks.decode("coulomb", "nn", np.array([w]))[0])
+        return ks.decode("coulomb", "nn", np.array([w]))[0]
 
     def _orbitals(self, ks, pts, s: int, derivs: bool, step: int):
         """MO values (P, n_s) and, with ``derivs``, gradients and Laplacians (P, n_s, 4) of
@@ -160,9 +160,17 @@ class Molecule(SlaterJastrow):
         K.coulomb_kernel(cv, ks.encode("coulomb", "x", pos, step), self.basis.coords,
                          self.basis.charges, out)
         ks.report("coulomb", cv)
+        nn = self._nn if ks.trial is None else self._nuclear_repulsion(ks)
         return {"electron_electron": ks.decode("coulomb", "ee", out[:, 0]),
-                "electron_nucleus": -ks.decode("coulomb", "en", out[:, 1]),
-                "nucleus_nucleus": np.full(pos.shape[0], self._nn)}
+                "electron_nucleus": bound_words.negate(ks.decode("coulomb", "en", out[:, 1])),
+                "nucleus_nucleus": np.full(pos.shape[0], nn)}
+
+    def bound_evaluation(self, positions, *, step: int = 0):
+        """Rigorous bounds on the errors of this molecule's precision at ``positions``
+        beside the errors measured (:meth:`SlaterJastrow._bounds`; parts
+        ``electron_electron``, ``electron_nucleus``, ``nucleus_nucleus`` and ``kinetic``,
+        hartree)."""
+        return self._bounds("molecule", positions, step)
 
     def profile(self, positions, *, step: int = 0) -> dict:
         """Ranges of every kernel variable in a float64 evaluation of ``positions`` and one

@@ -21,7 +21,8 @@ facts (``||.||`` the infinity norm, ``colmax(G)`` the row of column maxima):
    ``A^-1 Delta`` have ``|lambda_i| <= q``).
 3. **ln|det| from an LU factorisation** (:func:`scipy.linalg.lu`, partial pivoting): the
    computed factors satisfy ``L U = P A + Delta`` with ``|Delta| <= |fl(L U - P A)| +
-   gamma_{n+1} (|L| |U| + |P A|)`` (``P`` its row permutation), so ``ln|det A|`` is ``sum_i ln|U_ii|`` (``det L = 1``)
+   gamma_{n+1} (|L| |U| + |P A|)`` (``P`` its row permutation), so ``ln|det A|`` is
+   ``sum_i ln|U_ii|`` (``det L = 1``)
    to within the sum's own rounding plus fact 2's ``-n ln(1 - q)``.
 
 Infinite bounds mark where a condition fails (``rho`` or ``q`` not below 1: the matrix may

@@ -31,7 +31,7 @@ def bound(system, positions, *, step: int = 0) -> KernelBound:
     if not bounds_evaluations(system):
         raise FixedQMCError(
             f"{type(system).__name__} provides no bound_evaluation(positions, step=), so its "
-            "errors cannot be bounded yet (systems that can: helium clusters and molecules); bound its "
+            "errors cannot be bounded yet (the built-in systems can); bound its "
             "kernels one by one with fixedqmc.bound_kernel")
     pos = np.asarray(positions, np.float64)
     if pos.ndim == 4:

@@ -31,11 +31,12 @@ R_MIN = 1e-3
 
 def pad3(a: np.ndarray) -> np.ndarray:
     """(..., dim) -> (..., 3), zeros appended (2D cells); always a new writable C array (a
-    read-only kernel argument would be another compiled type)."""
-    a = np.asarray(a, np.float64)
+    read-only kernel argument would be another compiled type); float64, or complex128 for
+    a bound run's words (:mod:`~fixedqmc.numerics.bound_words`)."""
+    a = np.asarray(a, np.complex128 if np.iscomplexobj(a) else np.float64)
     if a.shape[-1] == 3:
         return np.array(a, order="C")
-    out = np.zeros(a.shape[:-1] + (3,))
+    out = np.zeros(a.shape[:-1] + (3,), a.dtype)
     out[..., :a.shape[-1]] = a
     return out
 

@@ -193,6 +193,14 @@ class ElectronGas(SlaterJastrow):
         return {"ewald_real": real, "ewald_recip": recip,
                 "ewald_constant": np.full(pos.shape[0], self._constant)}
 
+    def bound_evaluation(self, positions, *, step: int = 0):
+        """Rigorous bounds on the errors of this gas's precision at ``positions`` beside
+        the errors measured (:meth:`SlaterJastrow._bounds`; parts ``kinetic``,
+        ``ewald_real``, ``ewald_recip`` and ``ewald_constant``, hartree; the constant is
+        computed on the host in float64 for the trial and the bound run alike, an exact
+        input of both)."""
+        return self._bounds("heg", positions, step)
+
     # -- linear parameters (fixedqmc optimize) ------------------------------------------
     def _jastrow_params(self):
         return None if self.jastrow is None else self.jastrow.params

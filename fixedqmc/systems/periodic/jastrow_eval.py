@@ -19,6 +19,7 @@ from scipy.optimize import lsq_linear
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.input_checks import check_int
+from fixedqmc.numerics import bound_words
 from fixedqmc.numerics.kernel import KernelSpec, Variable, symmetric_range as sym
 from fixedqmc.numerics.kernel_set import KernelSet
 from fixedqmc.systems.parts import PartMove, PartValues
@@ -276,9 +277,8 @@ class JastrowTerms:
         self.dim = evaluator.params.cell.dim
 
     def evaluate(self, ks, pos, step: int, state=None) -> PartValues:
-        (j, g, lap), *rest = self.evaluator.terms(self.names, pos[..., :self.dim], step, ks)
-        for tj, tg, tlap in rest:
-            j, g, lap = j + tj, g + tg, lap + tlap
+        terms = self.evaluator.terms(self.names, pos[..., :self.dim], step, ks)
+        j, g, lap = (bound_words.add(*t) for t in zip(*terms))  # the terms summed in order
         return PartValues(j, None, pad3(g), lap)
 
     def propose(self, ks, pos, state, i: int, new, step: int, grad: bool = True) -> PartMove:

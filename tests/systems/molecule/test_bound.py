@@ -43,8 +43,9 @@ def test_every_quantity_within_its_bound_and_the_trial_is_evaluate(h2_pair, spec
     """No measured error exceeds its bound; the local energy's bound is infinite only for
     walkers whose Slater matrix may be singular within its bounds (counted as
     ``determinant.fresh_inverse``: these walkers are drawn around the nuclei, not from
-    psi**2, and some lie near a node), and finite for most; the trial's local energy and ln|psi| are :meth:`evaluate`'s bit for bit, and
-    its log holds the events that call logs (the system's own log untouched)."""
+    psi**2, and some lie near a node), and finite for most; the trial's local energy and
+    ln|psi| are :meth:`evaluate`'s bit for bit, and its log holds the events that call
+    logs (the system's own log untouched)."""
     build, pos = h2_pair
     system = build(spec, jastrow_b=1.0)
     res = assert_system_within_bound(system, pos, step=4, allow_unbounded=True)

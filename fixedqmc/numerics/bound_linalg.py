@@ -22,8 +22,8 @@ facts (``||.||`` the infinity norm, ``colmax(G)`` the row of column maxima):
 3. **ln|det| from an LU factorisation** (:func:`scipy.linalg.lu`, partial pivoting): the
    computed factors satisfy ``L U = P A + Delta`` with ``|Delta| <= |fl(L U - P A)| +
    gamma_{n+1} (|L| |U| + |P A|)`` (``P`` its row permutation), so ``ln|det A|`` is
-   ``sum_i ln|U_ii|`` (``det L = 1``)
-   to within the sum's own rounding plus fact 2's ``-n ln(1 - q)``.
+   ``sum_i ln|U_ii|`` (``det L = 1``) to within the sum's own rounding plus fact 2's ``-n
+   ln(1 - q)``.
 
 Infinite bounds mark where a condition fails (``rho`` or ``q`` not below 1: the matrix may
 be singular within its bounds).  Every bound is computed in float64 and inflated by ``1 +

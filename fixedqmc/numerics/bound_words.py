@@ -48,10 +48,10 @@ def _pack(r, b, out):
         out[i] = pack_bound(r[i], b[i])
 
 
-def split(words) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(v, r, b)`` of bound words: the float64 values, float64's and the trial's shares
-    of their bounds (arrays of the words' shape)."""
-    w = np.asarray(words, np.complex128)
+def split(x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(v, r, b)`` of bound words ``x``: the float64 values, float64's and the trial's
+    shares of their bounds (arrays of the words' shape)."""
+    w = np.asarray(x, np.complex128)
     im = np.ascontiguousarray(w.imag).ravel()
     r, b = np.empty_like(im), np.empty_like(im)
     _unpack(im, r, b)

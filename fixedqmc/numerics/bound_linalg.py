@@ -26,9 +26,11 @@ facts (``||.||`` the infinity norm, ``colmax(G)`` the row of column maxima):
    ln(1 - q)``.
 
 Infinite bounds mark where a condition fails (``rho`` or ``q`` not below 1: the matrix may
-be singular within its bounds).  Every bound is computed in float64 and inflated by ``1 +
-2**-40``, which covers its own rounding (sums and products of non-negative numbers at most
-``6 n + 20`` operations deep, ``gamma_{6n+20} < 2**-40`` for ``n <=`` :data:`MAX_N`).
+be singular within its bounds).  Every bound (and every intermediate one) is computed in
+float64 and widened to cover its own rounding (:func:`widen`: inflated by ``1 + 2**-40``,
+``gamma_{6n+20} < 2**-40`` for ``n <=`` :data:`MAX_N`, and raised by half a subnormal step
+per product that may underflow); the dot products bounded by ``gamma`` terms get the same
+underflow term.
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ def _finite_or_inf(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), np.inf, x)
 
 
+def widen(x, n: int) -> np.ndarray:
+    """A non-negative ``x`` computed in float64 from sums of at most ``n`` products per
+    element, raised to an upper bound of its exact value: inflated for the roundings and
+    raised by ``n 2**-1074`` (each product that underflows loses at most half a subnormal
+    step); not a number: inf."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _finite_or_inf(np.asarray(x, np.float64) * INFLATE + n * 2.0 ** -1074)
+
+
 def _check(A: np.ndarray) -> int:
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise FixedQMCError(f"bounds of an inverse need square matrices (..., n, n), got "
@@ -66,12 +77,13 @@ def _check(A: np.ndarray) -> int:
 def _series(P: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(S, q)``: ``S >= sum_{k>=1} P^k Z`` for non-negative ``P``, ``Z`` with ``q =
     ||P|| < 1`` (``G + q / (1 - q) colmax(G)``, ``G = P Z``), inf where ``q`` is not."""
+    n = P.shape[-1]
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0: inf (not a number)
-        q = _finite_or_inf(P.sum(axis=-1).max(axis=-1))
+        q = widen(P.sum(axis=-1).max(axis=-1), 0)
         ok = q < 1.0
-        G = _finite_or_inf(P @ Z)
+        G = widen(P @ Z, n)
         f = np.where(ok, q / np.where(ok, 1.0 - q, 1.0), np.inf)[..., None, None]
-        S = _finite_or_inf((G + f * G.max(axis=-2, keepdims=True)) * INFLATE)
+        S = widen(G + f * G.max(axis=-2, keepdims=True), 1)
     return np.where(ok[..., None, None], S, np.inf), q
 
 
@@ -82,9 +94,9 @@ def inverse_enclosure(A: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndar
     eye = np.eye(n)
     absX = np.abs(X)
     with np.errstate(invalid="ignore", over="ignore"):
-        Rb = (np.abs(eye - X @ A) + _gamma(n + 1) * (eye + absX @ np.abs(A))) * INFLATE
-    E, _ = _series(_finite_or_inf(Rb), absX)
-    return E, absX + E
+        Rb = widen(np.abs(eye - X @ A) + _gamma(n + 1) * (eye + absX @ np.abs(A)), 2 * n + 2)
+    E, _ = _series(Rb, absX)
+    return E, _finite_or_inf(absX + E)
 
 
 def perturbed_inverse(Z: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +104,7 @@ def perturbed_inverse(Z: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndar
     |A^-1|``, and ``q = ||Z D||`` (fact 2; inf where ``q >= 1``)."""
     _check(Z)
     with np.errstate(invalid="ignore", over="ignore"):
-        P = _finite_or_inf(Z @ D * INFLATE)
+        P = widen(Z @ D, Z.shape[-1])
     return _series(P, Z)
 
 
@@ -101,7 +113,7 @@ def log_det_shift(q: np.ndarray, n: int) -> np.ndarray:
     with ``||A^-1 Delta|| <= q`` (fact 2; inf where ``q >= 1``)."""
     q = np.asarray(q, np.float64)
     ok = q < 1.0
-    return np.where(ok, -n * np.log1p(-np.where(ok, q, 0.0)) * INFLATE, np.inf)
+    return np.where(ok, widen(-n * np.log1p(-np.where(ok, q, 0.0)), 1), np.inf)
 
 
 def log_abs_det(A: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,7 +124,8 @@ def log_abs_det(A: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p, L, Up = scipy.linalg.lu(A, p_indices=True)  # A = L[p] U
     perm = np.argsort(p, axis=-1)[..., None]
     Ap = np.take_along_axis(A, perm, axis=-2)  # L U = A[perm] + Delta
-    D = (np.abs(L @ Up - Ap) + _gamma(n + 1) * (np.abs(L) @ np.abs(Up) + np.abs(Ap))) * INFLATE
+    D = widen(np.abs(L @ Up - Ap) + _gamma(n + 1) * (np.abs(L) @ np.abs(Up) + np.abs(Ap)),
+              2 * n + 2)
     Dorig = np.empty_like(D)  # the rows in A's order
     np.put_along_axis(Dorig, perm, D, axis=-2)
     _, q = perturbed_inverse(Z, Dorig)
@@ -121,5 +134,5 @@ def log_abs_det(A: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = logs.sum(axis=-1)
     # each ln within one ulp of its result, the sum within gamma_{n-1}; subnormal floor
     rounding = ((2.0 ** -52 + _gamma(n)) * np.abs(logs).sum(axis=-1) + n * 2.0 ** -1074)
-    rad = _finite_or_inf((rounding + log_det_shift(q, n)) * INFLATE)
+    rad = widen(rounding + log_det_shift(q, n), 0)
     return s, np.where(np.isfinite(s), rad, np.inf)

@@ -75,7 +75,8 @@ def add(*xs):
     gamma_{k-1} sum |v_i|`` and ``b = sum b_i + gamma_{k-1} sum (|v_i| + r_i + b_i)``
     (Higham's bound on a float64 sum in any order, ``gamma_m = m u / (1 - m u)``, ``u =
     2**-53``: float64's own sum, and the trial's sum of its values ``|T_i| <= |v_i| + r_i +
-    b_i``; additions never underflow), inflated for their own rounding."""
+    b_i``; additions never underflow), inflated for their own rounding and raised by ``k``
+    subnormal steps for products with ``gamma`` that underflow."""
     if not any(is_bound(x) for x in xs):
         total = xs[0]
         for x in xs[1:]:
@@ -89,8 +90,10 @@ def add(*xs):
     for p in parts[1:]:
         v = v + p[0]
     size = sum(np.abs(p[0]) for p in parts)
-    r = (sum(p[1] for p in parts) + gamma * size) * _UP
-    b = (sum(p[2] for p in parts) + gamma * sum(np.abs(p[0]) + p[1] + p[2] for p in parts)) * _UP
+    tiny = k * 2.0 ** -1074  # (the products with gamma may underflow)
+    r = (sum(p[1] for p in parts) + gamma * size) * _UP + tiny
+    b = (sum(p[2] for p in parts) + gamma * sum(np.abs(p[0]) + p[1] + p[2] for p in parts)
+         ) * _UP + tiny
     return join(v, r, b)
 
 

@@ -123,9 +123,10 @@ class InverseBound:
         s, rad = bound_linalg.log_abs_det(self.M, self.Z)
         ok = self.q < 1.0
         q = np.where(ok, self.q, 0.0)
-        rest = np.where(ok, n * q * q / (2.0 * (1.0 - q)), np.inf)
-        trace = (self.Z * np.swapaxes(self.D, -1, -2)).sum(axis=(-2, -1))
-        return s, (rad + trace + rest) * bound_linalg.INFLATE
+        rest = np.where(ok, bound_linalg.widen(n * q * q / (2.0 * (1.0 - q)), 2), np.inf)
+        trace = bound_linalg.widen((self.Z * np.swapaxes(self.D, -1, -2)).sum(axis=(-2, -1)),
+                                   n * n)
+        return s, bound_linalg.widen(rad + trace + rest, 0)
 
 
 def fresh_inverse_bound(M: np.ndarray, A: np.ndarray):
@@ -158,8 +159,9 @@ def contraction_bound(G: np.ndarray, side: InverseBound, bG: np.ndarray) -> np.n
     """A bound on ``|sum_k G[w, i, d, k] X[w, k, i] - sum_k G_x[w, i, d, k] M_x^-1[w, k,
     i]|`` (n_w, n, n_d): the exact contraction of :func:`contract_kernel` on one side's
     float64 inputs (derivative rows ``G`` (n_w, n, n_d, n) with ``|G - G_x| <= bG``, and
-    ``side.X``) against the exact one.  With ``H = G M^-1`` (``|H| <= |fl(G X)| + gamma_n
-    |G| |X| + |G| E``) and ``M^-1 - M_x^-1 = M^-1 (M_x - M) M_x^-1``::
+    ``side.X``) against the exact one (every product of float64s widened,
+    :func:`~fixedqmc.numerics.bound_linalg.widen`).  With ``H = G M^-1`` (``|H| <=
+    |fl(G X)| + gamma_n |G| |X| + |G| E``, and underflows) and ``M^-1 - M_x^-1 = M^-1 (M_x - M) M_x^-1``::
 
         bG |X| + bG (E + F) + |G| E + |H| D (Z + F)
 
@@ -171,13 +173,15 @@ def contraction_bound(G: np.ndarray, side: InverseBound, bG: np.ndarray) -> np.n
     absG = np.abs(G)
     X, E, F, Z, D = side.X, side.E, side.F, side.Z, side.D
     absX = np.abs(X)
-    H = (np.abs(np.einsum("widk,wkl->widl", G, X)) + gamma * np.einsum(
-        "widk,wkl->widl", absG, absX) + np.einsum("widk,wkl->widl", absG, E))
-    HD = np.einsum("widl,wlm->widm", H, D)
-    out = (np.einsum("widk,wki->wid", bG, absX + E + F)
-           + np.einsum("widk,wki->wid", absG, E)
-           + np.einsum("widm,wmi->wid", HD, Z + F))
-    return np.where(np.isnan(out), np.inf, out * bound_linalg.INFLATE)
+    widen = bound_linalg.widen
+    with np.errstate(invalid="ignore", over="ignore"):
+        H = widen(np.abs(np.einsum("widk,wkl->widl", G, X)) + gamma * np.einsum(
+            "widk,wkl->widl", absG, absX) + np.einsum("widk,wkl->widl", absG, E), 4 * n)
+        HD = widen(np.einsum("widl,wlm->widm", H, D), n)
+        out = (np.einsum("widk,wki->wid", bG, widen(absX + E + F, 0))
+               + np.einsum("widk,wki->wid", absG, E)
+               + np.einsum("widm,wmi->wid", HD, widen(Z + F, 0)))
+    return widen(out, 3 * n)
 
 
 def inverse_error(M: np.ndarray, B: np.ndarray) -> float:

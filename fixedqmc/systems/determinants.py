@@ -159,9 +159,9 @@ def contraction_bound(G: np.ndarray, side: InverseBound, bG: np.ndarray) -> np.n
     """A bound on ``|sum_k G[w, i, d, k] X[w, k, i] - sum_k G_x[w, i, d, k] M_x^-1[w, k,
     i]|`` (n_w, n, n_d): the exact contraction of :func:`contract_kernel` on one side's
     float64 inputs (derivative rows ``G`` (n_w, n, n_d, n) with ``|G - G_x| <= bG``, and
-    ``side.X``) against the exact one (every product of float64s widened,
-    :func:`~fixedqmc.numerics.bound_linalg.widen`).  With ``H = G M^-1`` (``|H| <=
-    |fl(G X)| + gamma_n |G| |X| + |G| E``, and underflows) and ``M^-1 - M_x^-1 = M^-1 (M_x - M) M_x^-1``::
+    ``side.X``) against the exact one (products widened, :func:`~fixedqmc.numerics.
+    bound_linalg.widen`).  With ``H = G M^-1`` (``|H| <= |fl(G X)| + gamma_n |G| |X| + |G|
+    E`` and underflows) and ``M^-1 - M_x^-1 = M^-1 (M_x - M) M_x^-1``::
 
         bG |X| + bG (E + F) + |G| E + |H| D (Z + F)
 

@@ -47,7 +47,8 @@ INFLATE = 1.0 + 2.0 ** -40
 MAX_N = 1000
 
 
-def _gamma(k: int) -> float:
+def gamma(k: int) -> float:
+    """Higham's ``gamma_k = k u / (1 - k u)``, ``u = 2**-53``."""
     return k * _U / (1.0 - k * _U)
 
 
@@ -94,7 +95,7 @@ def inverse_enclosure(A: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndar
     eye = np.eye(n)
     absX = np.abs(X)
     with np.errstate(invalid="ignore", over="ignore"):
-        Rb = widen(np.abs(eye - X @ A) + _gamma(n + 1) * (eye + absX @ np.abs(A)), 2 * n + 2)
+        Rb = widen(np.abs(eye - X @ A) + gamma(n + 1) * (eye + absX @ np.abs(A)), 2 * n + 2)
     E, _ = _series(Rb, absX)
     return E, _finite_or_inf(absX + E)
 
@@ -124,7 +125,7 @@ def log_abs_det(A: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p, L, Up = scipy.linalg.lu(A, p_indices=True)  # A = L[p] U
     perm = np.argsort(p, axis=-1)[..., None]
     Ap = np.take_along_axis(A, perm, axis=-2)  # L U = A[perm] + Delta
-    D = widen(np.abs(L @ Up - Ap) + _gamma(n + 1) * (np.abs(L) @ np.abs(Up) + np.abs(Ap)),
+    D = widen(np.abs(L @ Up - Ap) + gamma(n + 1) * (np.abs(L) @ np.abs(Up) + np.abs(Ap)),
               2 * n + 2)
     Dorig = np.empty_like(D)  # the rows in A's order
     np.put_along_axis(Dorig, perm, D, axis=-2)
@@ -133,6 +134,6 @@ def log_abs_det(A: np.ndarray, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         logs = np.log(np.abs(np.diagonal(Up, axis1=-2, axis2=-1)))
     s = logs.sum(axis=-1)
     # each ln within one ulp of its result, the sum within gamma_{n-1}; subnormal floor
-    rounding = ((2.0 ** -52 + _gamma(n)) * np.abs(logs).sum(axis=-1) + n * 2.0 ** -1074)
+    rounding = ((2.0 ** -52 + gamma(n)) * np.abs(logs).sum(axis=-1) + n * 2.0 ** -1074)
     rad = widen(rounding + log_det_shift(q, n), 0)
     return s, np.where(np.isfinite(s), rad, np.inf)

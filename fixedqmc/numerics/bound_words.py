@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fixedqmc.numerics import bound_linalg
 from fixedqmc.numerics.kernel_bound import pack_bound, unpack_bound
 
 #: inflation of a bound computed in float64 (covers its own rounding)
@@ -84,8 +85,7 @@ def add(*xs):
         return total
     parts = [split(x) for x in xs]
     k = len(parts)
-    u = 2.0 ** -53
-    gamma = (k - 1) * u / (1.0 - (k - 1) * u)
+    gamma = bound_linalg.gamma(k - 1)
     v = parts[0][0]
     for p in parts[1:]:
         v = v + p[0]

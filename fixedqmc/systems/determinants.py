@@ -169,7 +169,7 @@ def contraction_bound(G: np.ndarray, side: InverseBound, bG: np.ndarray) -> np.n
     (a row of gradients of ln|D|, small where ``|M^-1|`` is large near a node) instead of
     ``|G| |M^-1|``."""
     n = G.shape[-1]
-    gamma = n * 2.0 ** -53 / (1.0 - n * 2.0 ** -53)
+    gamma = bound_linalg.gamma(n)
     absG = np.abs(G)
     X, E, F, Z, D = side.X, side.E, side.F, side.Z, side.D
     absX = np.abs(X)

@@ -18,7 +18,10 @@ returns the measured deviations.  Properties checked, on a few walkers:
 7. ``wrap`` leaves ln|psi| unchanged.
 
 Use float64 kernels (finite differences need smooth functions: table-based pair functions
-are piecewise quadratics with kinks at bin edges) and positions where psi != 0.
+are piecewise quadratics with kinks at bin edges) and positions where psi != 0.  The step
+``h`` trades truncation (~h**4, estimated and allowed for) against rounding noise of the
+Laplacian (~eps |ln psi| / h**2 per coordinate, not estimated): raise ``h`` if the kinetic
+check fails by a little on a wave function with large ``|ln psi|``.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ from fixedqmc.numerics.kernel_ops import (abs_, cos, cos_turns, div, exp, floor,
 from fixedqmc.numerics.polynomial import QUADRATIC, quadratic_kernel
 from fixedqmc.testing.strategies import kernel_arrays, precision_specs, precisions
 
+# Every operation's bound context compiled for drawn formats: minutes on 2 cores cold.
+pytestmark = pytest.mark.heavy
+
 OPS = KernelSpec("ops", (
     Variable("x", 0.0, 4.0), Variable("y", 0.5, 2.0), Variable("c", -1.0, 1.0),
     Variable("s", 0.5, 6.0), Variable("d", -2.0, 3.5), Variable("p", -12.0, 21.0),

@@ -52,6 +52,7 @@ def tuned(tmp_path_factory):
     return tune(write_input(folder), **ARGS)
 
 
+@pytest.mark.heavy  # the tune of helium: its kernels in five contexts
 def test_the_tuned_plan_passes_and_costs_no_more_than_the_common_width(tuned):
     s = tuned.summary
     assert s["common_width"] in (16, 20, 24, 28)
@@ -79,6 +80,7 @@ def test_the_tuned_plan_passes_and_costs_no_more_than_the_common_width(tuned):
         assert (tuned.output / name).stat().st_size > 0
 
 
+@pytest.mark.heavy  # the tune of helium: its kernels in five contexts
 def test_the_spec_is_a_precision_that_reproduces_the_estimate(tuned):
     """Built anew from the spec string, the system gives the summary's paired estimate bit
     for bit, and every variable has the width of its row."""
@@ -129,6 +131,7 @@ def test_an_interrupted_tune_resumes_to_the_same_plan(tuned, tmp_path, monkeypat
     assert res.summary["plans_computed"] == 6
 
 
+@pytest.mark.heavy  # the tune of helium: its kernels in five contexts
 def test_the_plan_file_is_read_back_as_the_precision(tuned, tmp_path):
     """``plan.spec`` (comments, one item per line) given as ``--precision @FILE`` is the
     tuned spec; a file that does not parse is named with the item that does not."""
@@ -146,6 +149,7 @@ def test_the_plan_file_is_read_back_as_the_precision(tuned, tmp_path):
         load_config(path, [f"precision='@{tmp_path / 'none.spec'}'"])
 
 
+@pytest.mark.heavy  # the tune of helium: its kernels in five contexts
 def test_the_command_prints_the_spec_and_refuses_another_input(tuned, tmp_path, capsys):
     folder = tmp_path / "t"
     shutil.copytree(tuned.output, folder)

@@ -95,6 +95,9 @@ from fixedqmc.systems.periodic.jastrow_eval import JastrowEvaluator
 from fixedqmc.systems.periodic import slab_kernels as SK
 from fixedqmc.systems.periodic.slab_evaluator import SlabEwaldEvaluator
 
+# The gas kernels compiled at fixed point against integer references: minutes cold.
+pytestmark = pytest.mark.heavy
+
 SKEWED = [[3.0, 0.0, 0.0], [1.0, 2.8, 0.0], [0.5, 0.7, 3.2]]
 SKEWED_2D = [[3.0, 0.0], [1.3, 2.6]]
 SIN_TABLE = T._SIN_TABLE.tolist()
@@ -474,7 +477,6 @@ SLAB_NARROW = {"f": (-1.0, 1.0), "pair": (-0.05, 0.05), "sum": (-0.05, 0.05),
                "hsum": (-1.0, 1.0)}
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("spec, ranges", [
     ("fixed:32", None),
     ("fixed:24:half_even:wrap", SLAB_NARROW),

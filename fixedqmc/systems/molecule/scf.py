@@ -10,6 +10,13 @@ method.  It is written to a temporary file in the same folder and renamed into p
 it is either complete or absent.  A cache file that cannot be read or does not fit the
 molecule raises :class:`~fixedqmc.errors.FixedQMCError` naming the file (delete it to
 recompute) rather than being silently replaced.
+
+Reproducible bits: PySCF's SCF iterations sum over OpenMP threads in an order that varies
+with the thread count and even with the machine's load (the orbitals of two H2 differed in
+their last bits, and by the sign of one column, from run to run on 2 threads), and every
+emulated result downstream inherits those bits.  :func:`mean_field` therefore computes the
+two-electron integrals on every thread (each integral alone: the same bits on any count)
+and runs the iterations on one.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from pyscf import gto, scf
+from pyscf import gto, lib, scf
 
 from fixedqmc.errors import FixedQMCError
 
@@ -197,7 +204,10 @@ def _run_scf(mol: gto.Mole, method: str) -> MeanField:
     mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](mol)
     mf.chkfile = None
     mf.verbose = 0
-    mf.kernel()
+    if mol.nao_nr() ** 4 / 1e6 < 0.95 * mf.max_memory:  # MB: PySCF's rule to hold them
+        mf._eri = mol.intor("int2e", aosym="s8")  # every thread (module docstring)
+    with lib.with_omp_threads(1):
+        mf.kernel()
     if not mf.converged:
         raise FixedQMCError(f"trial.scf: the PySCF {method.upper()} did not converge in "
                             f"{mf.max_cycle} cycles for this molecule ({mol.natm} atoms, "

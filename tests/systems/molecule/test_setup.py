@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from pyscf import gto, scf
+from pyscf import gto, lib, scf
 
 from fixedqmc.errors import FixedQMCError
 from fixedqmc.systems.molecule import scf as molecule_scf
@@ -154,6 +154,23 @@ def test_open_shell_lithium(method):
     assert mf.mo_up.shape == (mol.nao, 2) and mf.mo_down.shape == (mol.nao, 1)
     s = mol.intor("int1e_ovlp")
     np.testing.assert_allclose(mf.mo_up.T @ s @ mf.mo_up, np.eye(2), atol=1e-8)
+
+
+@pytest.mark.parametrize("method, atoms, basis", [
+    ("rhf", "H 0 0 0; H 0 0 1.4; H 5 0 0; H 5 0 1.4", "sto-6g"),
+    ("uhf", "O 0 0 0; H 0 1.43 1.11; H 0 -1.43 1.11", "cc-pvdz")])
+def test_the_orbitals_have_the_same_bits_on_any_thread_count(method, atoms, basis):
+    """Threaded SCF iterations gave two H2's orbitals other last bits (and one column
+    another sign) on 1 and 2 OpenMP threads, and from run to run under load."""
+    mol = build_mole(atoms, basis=basis)
+    runs = []
+    for threads in (1, 2, 1, 2):
+        with lib.with_omp_threads(threads):
+            runs.append(mean_field(mol, method))
+    for mf in runs[1:]:
+        assert mf.mo_up.tobytes() == runs[0].mo_up.tobytes()
+        assert mf.mo_down.tobytes() == runs[0].mo_down.tobytes()
+        assert mf.e_tot == runs[0].e_tot
 
 
 def test_mean_field_errors(monkeypatch):

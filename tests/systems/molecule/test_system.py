@@ -139,8 +139,8 @@ def test_jastrow_factor_passes_the_protocol_checker(h2_pair):
     mol, mf, _ = h2_pair
     m = Molecule(mol, mf.mo_up, mf.mo_down, jastrow_b=1.2)
     # h = 1e-3: at the default 2.5e-4 the Laplacian's rounding noise (~eps |ln psi| / h**2)
-    # reached the tolerance for some last-bit variants of the SCF orbitals (they vary with
-    # the BLAS thread count); here it is ~30x below it, truncation still negligible.
+    # came within 1-5x of the tolerance, by the orbitals' last bits; here it is ~30x below
+    # it, truncation still negligible.
     check_system(m, m.initial_positions(4, np.random.default_rng(6)), h=1e-3)
 
 

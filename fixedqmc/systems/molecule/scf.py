@@ -16,7 +16,8 @@ with the thread count and even with the machine's load (the orbitals of two H2 d
 their last bits, and by the sign of one column, from run to run on 2 threads), and every
 emulated result downstream inherits those bits.  :func:`mean_field` therefore computes the
 two-electron integrals on every thread (each integral alone: the same bits on any count)
-and runs the iterations on one.
+and runs the iterations on one; integrals too large for PySCF's ``max_memory`` are
+computed in the iterations, so on one thread too.
 """
 
 from __future__ import annotations

@@ -139,8 +139,8 @@ def _ol_prepare_table(src):
 # ------------------------------------------------------------------- the lookup --
 def make_lookup(base: int, unscale: bool):
     """The lookup with variable ids ``base + k`` (k: position in :data:`LOOKUP_VARIABLES`
-    followed, if ``unscale``, by :data:`UNSCALE_VARIABLES`).  Returns ``(region_two,
-    lookup_in, lookup)``:
+    followed, if ``unscale``, by :data:`UNSCALE_VARIABLES`), compiled inline wherever it
+    is called.  Returns ``(region_two, lookup_in, lookup)``:
 
     ``region_two(e, tab, s)``
         True if ``s`` (a value of variable s) lies in region II: ``not s < sigma``;
@@ -151,14 +151,7 @@ def make_lookup(base: int, unscale: bool):
 
     ``tab`` is a prepared table (:func:`prepare_table`; with the rescaling if ``unscale``).
     A kernel may call ``region_two`` and ``lookup_in`` apart, e.g. to sort a block of
-    elements by region first (:mod:`fixedqmc.tables.evaluate`).
-
-    Each is compiled once per signature, its helpers inlined in numba's IR there, and is
-    inlined by LLVM at every call site (``forceinline``): with formats compiled in, a call
-    site's literal variable ids (and region flag) still specialise it, and numba types a
-    body once per signature instead of once per call site.  ``lookup`` calls the
-    IR-inlined forms, not the ``forceinline`` ones: nested, those compiled for minutes
-    (docs/architecture.md, "Inlining and compile cost")."""
+    elements by region first (:mod:`fixedqmc.tables.evaluate`)."""
     vs, vds, vinv, vt, vu, va, vb, vc, vuc, vbuc, vubuc, vy = (
         base + k for k in range(len(LOOKUP_VARIABLES)))
     vscale, voff, vys, vf = (base + len(LOOKUP_VARIABLES) + k
@@ -217,12 +210,12 @@ def make_lookup(base: int, unscale: bool):
             return add(e, mul(e, y, load(e, sc1 if r else sc0, vscale), vys),
                        load(e, off1 if r else off0, voff), vf)
     else:
-        def lookup_in(e, tab, s, r):
-            return value_of(e, tab, s, r)
-    region_two_i = njit(region_two, nogil=True, inline="always")
-    lookup_in_i = njit(lookup_in, nogil=True, inline="always")
+        lookup_in = value_of
+    region_two = njit(region_two, nogil=True, inline="always")
+    if unscale:
+        lookup_in = njit(lookup_in, nogil=True, inline="always")
 
     def lookup(e, tab, s):
-        return lookup_in_i(e, tab, s, region_two_i(e, tab, s))
+        return lookup_in(e, tab, s, region_two(e, tab, s))
 
-    return tuple(njit(f, nogil=True, forceinline=True) for f in (region_two, lookup_in, lookup))
+    return region_two, lookup_in, njit(lookup, nogil=True, inline="always")

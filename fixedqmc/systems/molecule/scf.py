@@ -205,7 +205,7 @@ def _run_scf(mol: gto.Mole, method: str) -> MeanField:
     mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](mol)
     mf.chkfile = None
     mf.verbose = 0
-    if mol.nao_nr() ** 4 / 1e6 < 0.95 * mf.max_memory:  # MB: PySCF's rule to hold them
+    if mol.incore_anyway or mf._is_mem_enough():  # PySCF's own rule to hold them (get_jk)
         mf._eri = mol.intor("int2e", aosym="s8")  # every thread (module docstring)
     with lib.with_omp_threads(1):
         mf.kernel()
